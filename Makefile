@@ -1,0 +1,33 @@
+# The README names these targets. Everything installs from the project's own
+# files: uv (bootstrapped from PyPI if missing) and the committed uv.lock.
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+export UV_LINK_MODE ?= copy
+
+.PHONY: install serve test lint typecheck synth deploy bench clean
+
+install:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv>=0.5"
+	@$(UV) sync --frozen --all-extras --quiet
+
+serve: install
+	$(UV) run --frozen memory serve
+
+test: install
+	$(UV) run --frozen pytest
+
+lint: install
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+
+typecheck: install
+	$(UV) run --frozen mypy
+
+synth: install
+	$(UV) run --frozen python -m infra.synth
+
+deploy: install
+	$(UV) run --frozen cdk deploy
+
+clean:
+	rm -rf .memory-data cdk.out .pytest_cache

@@ -1,0 +1,38 @@
+"""API Gateway Lambda (REQUEST/TOKEN) authorizer: validates the bearer token and
+passes tenant_id, roles, sub and clearance to the handlers as context."""
+
+
+import os
+from typing import Any
+
+from aws_lambda_powertools.utilities import parameters
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agent_memory.api.identity import authorizer_context, verify_token
+from agent_memory.domain.errors import Unauthenticated
+from agent_memory.observability import logger
+
+
+def _secret() -> str:
+    if os.environ.get("MEMORY_JWT_SECRET"):
+        return os.environ["MEMORY_JWT_SECRET"]
+    return str(parameters.get_secret(os.environ["MEMORY_JWT_SECRET_ARN"], max_age=300))
+
+
+@logger.inject_lambda_context(clear_state=True)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    token = (event.get("authorizationToken") or "").removeprefix("Bearer ").strip()
+    try:
+        claims = verify_token(_secret(), token)
+    except Unauthenticated as exc:
+        logger.info("token refused", extra={"reason": exc.message})
+        raise Exception("Unauthorized") from exc  # API Gateway's contract for a 401
+    ctx = authorizer_context(claims)
+    return {
+        "principalId": ctx["sub"],
+        "policyDocument": {
+            "Version": "2012-10-17",
+            "Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": event["methodArn"]}],
+        },
+        "context": ctx,
+    }

@@ -1,0 +1,44 @@
+"""Health (no auth), the whole API's OpenAPI document and its Swagger UI."""
+
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agent_memory import __version__
+from agent_memory.api.http import create_app, json_response
+from agent_memory.api.openapi import merged_openapi, swagger_html
+from agent_memory.bootstrap import get_container
+from agent_memory.observability import logger, metrics, tracer
+
+app = create_app()
+
+
+@app.get("/v1/health", summary="Liveness and dependencies")
+def health() -> Response[dict[str, Any]]:
+    container = get_container()
+    try:
+        database = "ok" if container.store.ping() else "error"
+    except Exception:
+        database = "error"
+    body = {"status": "ok" if database == "ok" else "degraded", "database": database,
+            "embedder": container.embedder.name, "version": __version__}
+    return json_response(200 if database == "ok" else 503, body)
+
+
+@app.get("/v1/openapi.json", summary="The OpenAPI document of every route")
+def openapi() -> dict[str, Any]:
+    return merged_openapi()
+
+
+@app.get("/v1/docs", summary="Swagger UI")
+def docs() -> Response[str]:
+    return Response(status_code=200, content_type=content_types.TEXT_HTML, body=swagger_html("/v1/openapi.json"))
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,54 @@
+"""Memories API: the write gateway (POST) and memory reads."""
+
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agent_memory.api.http import create_app, current_principal, json_response
+from agent_memory.bootstrap import get_container
+from agent_memory.domain.enums import MemoryType, Status
+from agent_memory.domain.records import MemoryWrite
+from agent_memory.observability import logger, metrics, tracer
+
+app = create_app()
+
+
+@app.post("/v1/memories", summary="Propose a memory through the write gateway")
+def write_memory(body: MemoryWrite) -> Response[dict[str, Any]]:
+    result = get_container().gateway.write(current_principal(app), body)
+    metrics.add_metric(name=f"decision_{result.decision.value}", unit="Count", value=1)
+    return json_response(200 if result.replayed else 201, result.public_view())
+
+
+@app.get("/v1/memories/<memory_id>", summary="One memory with its version chain")
+def get_memory(memory_id: str) -> dict[str, Any]:
+    return get_container().reads.get_memory(current_principal(app), memory_id)
+
+
+@app.get("/v1/subjects/<subject_id>/memories", summary="A subject's memories, newest first")
+def list_subject_memories(
+    subject_id: str,
+    status: Annotated[Status | None, Query()] = None,
+    type: Annotated[MemoryType | None, Query()] = None,  # noqa: A002 - the API's name
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, Any]:
+    page = get_container().reads.list_subject(
+        current_principal(app),
+        subject_id,
+        status=status.value if status else None,
+        memory_type=type.value if type else None,
+        cursor=cursor,
+        limit=limit,
+    )
+    return {"subject_id": subject_id, "memories": page.items, "next_cursor": page.next_cursor}
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,1 @@
+"""Adapters: PostgreSQL, embedders, extractors, queues, object store."""

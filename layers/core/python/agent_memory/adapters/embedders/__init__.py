@@ -1,0 +1,1 @@
+"""Embedders behind the `Embedder` port."""

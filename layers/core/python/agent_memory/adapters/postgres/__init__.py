@@ -1,0 +1,1 @@
+"""PostgreSQL + pgvector: the only place SQL lives."""

@@ -1,0 +1,144 @@
+"""Connection pool, tenant-scoped transactions and migrations."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from agent_memory.domain.errors import ConfigurationError
+from agent_memory.observability import logger
+
+MIN_PGVECTOR = (0, 7)
+
+
+class Database:
+    """A pool whose every connection runs as the non-owner application role.
+
+    The connecting user may own the tables (embedded server, migrations); each
+    pooled connection switches to `app_role` at once, so row-level security
+    applies to every query the service makes.
+    """
+
+    def __init__(self, url: str, *, app_role: str = "memory_app", min_size: int = 1, max_size: int = 8) -> None:
+        self.url = url
+        self.app_role = app_role
+        self.pool = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs={"autocommit": False, "row_factory": dict_row},
+            configure=self._configure,
+            open=False,
+            name="memory",
+        )
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        register_vector(conn)
+        with conn.cursor() as cur:
+            cur.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.app_role)))
+        conn.commit()
+
+    def open(self) -> None:
+        self.pool.open(wait=True, timeout=30)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    @contextmanager
+    def tenant_transaction(self, tenant_id: str) -> Iterator[psycopg.Connection]:
+        """One transaction in which row-level security sees only `tenant_id`."""
+        with self.pool.connection() as conn:
+            with conn.transaction():
+                conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant_id,))
+                yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection]:
+        """A transaction with no tenant: tenant tables look empty (RLS)."""
+        with self.pool.connection() as conn, conn.transaction():
+            yield conn
+
+
+def migration_files() -> list[tuple[str, str]]:
+    root = resources.files("agent_memory.adapters.postgres") / "migrations"
+    files = sorted((p.name, p.read_text()) for p in root.iterdir() if p.name.endswith(".sql"))
+    for name, _ in files:
+        if not re.match(r"^\d{4}_[a-z0-9_]+\.sql$", name):
+            raise ConfigurationError(f"migration file name {name!r} must look like 0001_name.sql")
+    return files
+
+
+def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list[str]:
+    """Apply pending migrations as the owner, then fix or check the embedding dimension."""
+    applied: list[str] = []
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        _check_pgvector(conn)
+        conn.execute("SELECT pg_advisory_lock(7246001)")
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {r[0] for r in conn.execute("SELECT name FROM schema_migrations").fetchall()}
+            for name, sql in migration_files():
+                if name in done:
+                    continue
+                with conn.transaction():
+                    conn.execute(sql)
+                    conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
+                applied.append(name)
+                logger.info("migration applied", extra={"migration": name})
+            _fix_embedding_dimension(conn, embedding_dim, embedding_model)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(7246001)")
+    return applied
+
+
+def _check_pgvector(conn: psycopg.Connection) -> None:
+    row = conn.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    if row is None:
+        raise ConfigurationError("the database has no pgvector extension; pgvector >= 0.7 is required")
+    installed = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    version = (installed or row)[0]
+    parts = tuple(int(x) for x in re.findall(r"\d+", version)[:2])
+    if parts < MIN_PGVECTOR:
+        raise ConfigurationError(f"pgvector {version} is too old; >= 0.7 is required")
+
+
+def _fix_embedding_dimension(conn: psycopg.Connection, dim: int, model: str) -> None:
+    """The first migrate fixes the vector column's dimension; later starts must match it."""
+    row = conn.execute("SELECT value FROM deployment_settings WHERE key = 'embedding_dim'").fetchone()
+    if row is None:
+        with conn.transaction():
+            conn.execute(f"ALTER TABLE memory_records ALTER COLUMN embedding TYPE vector({int(dim)})")
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS memory_records_embedding_hnsw ON memory_records "
+                "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            )
+            conn.execute(
+                "INSERT INTO deployment_settings (key, value) VALUES ('embedding_dim', %s), ('embedding_model', %s)",
+                (str(dim), model),
+            )
+        return
+    check_embedding_dimension(int(row[0]), dim)
+
+
+def check_embedding_dimension(stored: int, configured: int) -> None:
+    if stored != configured:
+        raise ConfigurationError(
+            f"embedding dimension mismatch: the database holds {stored}-d vectors but "
+            f"MEMORY_EMBEDDING_DIM / the embedder says {configured}; re-embed into a new database or fix the setting"
+        )
+
+
+def stored_embedding_dimension(conn: psycopg.Connection) -> int | None:
+    row = conn.execute("SELECT value FROM deployment_settings WHERE key = 'embedding_dim'").fetchone()
+    if row is None:
+        return None
+    return int(row["value"] if isinstance(row, dict) else row[0])

@@ -1,0 +1,367 @@
+"""The memory store on PostgreSQL + pgvector. Plain, parameterized SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.types.json import Jsonb
+
+from agent_memory.adapters.postgres.database import Database
+from agent_memory.domain.enums import Authority, Sensitivity
+from agent_memory.domain.audit import event_hash_fields
+from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
+from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
+from agent_memory.ports.store import AdmissionContext, IdempotentReply, NewEvent, RetryableConflict
+
+RECORD_COLUMNS = (
+    "id, tenant_id, subject_id, scope, ticket_id, session_id, type, category, slot, content, value, source, "
+    "extractor, extractor_version, actor, authority, confidence, confidence_basis, importance, sensitivity, "
+    "status, flags, reasons, created_at, effective_at, valid_to, last_validated_at, expires_at, legal_hold, "
+    "version, supersedes_id, superseded_by_id, superseded_at, verified_by, verified_at, evidence_ref, "
+    "lineage_keys, content_hash, embedding_model, needs_revalidation"
+)
+_FIELDS = [c.strip() for c in RECORD_COLUMNS.split(",")]
+
+
+def row_to_record(row: dict[str, Any]) -> MemoryRecord:
+    return MemoryRecord.model_validate({k: row[k] for k in _FIELDS})
+
+
+class PostgresTenantSession:
+    """One tenant-scoped transaction (see Database.tenant_transaction)."""
+
+    def __init__(self, conn: psycopg.Connection, tenant_id: str) -> None:
+        self.conn = conn
+        self.tenant_id = tenant_id
+
+    # -- locks ---------------------------------------------------------------
+    def lock_slot(self, subject_id: str, slot: str) -> None:
+        """Serialize writers of one slot until commit (no lost supersession)."""
+        self.conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"slot\x1f{self.tenant_id}\x1f{subject_id}\x1f{slot}",),
+        )
+
+    def lock_subject(self, subject_id: str) -> None:
+        self.conn.execute(
+            "SELECT pg_advisory_xact_lock_shared(hashtextextended(%s, 0))",
+            (f"subject\x1f{self.tenant_id}\x1f{subject_id}",),
+        )
+
+    # -- admission -------------------------------------------------------------
+    def admission_context(
+        self, *, subject_id: str, memory_type: str, slot: str | None, content_hash: str, lineage_keys: Sequence[str]
+    ) -> AdmissionContext:
+        row = self.conn.execute(
+            """
+            SELECT
+              (SELECT id FROM memory_records
+                WHERE tenant_id = %(t)s AND subject_id = %(s)s AND slot = %(slot)s AND status = 'active') AS active_id,
+              (SELECT id FROM memory_records
+                WHERE tenant_id = %(t)s AND content_hash = %(h)s
+                  AND status IN ('active', 'pending_approval', 'contested', 'quarantined')
+                ORDER BY created_at LIMIT 1) AS duplicate_id,
+              EXISTS (SELECT 1 FROM tombstones
+                WHERE tenant_id = %(t)s AND (content_hash = %(h)s OR lineage_key = ANY(%(lk)s))) AS tombstoned
+            """,
+            {"t": self.tenant_id, "s": subject_id, "slot": slot, "h": content_hash, "lk": list(lineage_keys)},
+        ).fetchone()
+        assert row is not None
+        active = self.get_record(row["active_id"]) if row["active_id"] else None
+        duplicate = None
+        if row["duplicate_id"]:
+            duplicate = active if active and active.id == row["duplicate_id"] else self.get_record(row["duplicate_id"])
+        return AdmissionContext(active=active, duplicate=duplicate, tombstoned=bool(row["tombstoned"]))
+
+    def near_duplicate(
+        self, *, subject_id: str, memory_type: str, slot: str | None, embedding: np.ndarray, min_similarity: float
+    ) -> MemoryRecord | None:
+        if min_similarity > 1.0:
+            return None
+        row = self.conn.execute(
+            f"""
+            SELECT {RECORD_COLUMNS}, 1 - (embedding <=> %(e)s) AS similarity
+              FROM memory_records
+             WHERE tenant_id = %(t)s AND subject_id = %(s)s AND type = %(ty)s
+               AND slot IS NOT DISTINCT FROM %(slot)s
+               AND status IN ('active', 'pending_approval', 'contested')
+               AND embedding IS NOT NULL
+             ORDER BY embedding <=> %(e)s
+             LIMIT 1
+            """,
+            {"t": self.tenant_id, "s": subject_id, "ty": memory_type, "slot": slot, "e": embedding},
+        ).fetchone()
+        if row is None or row["similarity"] < min_similarity:
+            return None
+        return row_to_record(row)
+
+    # -- records ---------------------------------------------------------------
+    def insert_record(self, record: MemoryRecord, embedding: np.ndarray | None) -> None:
+        d = record.model_dump(mode="python")
+        d["value"] = Jsonb(d["value"])
+        d["source"] = Jsonb(record.source.model_dump(mode="json", exclude_none=True))
+        d["authority_rank"] = Authority(record.authority).rank
+        d["sensitivity_rank"] = Sensitivity(record.sensitivity).rank
+        d["embedding"] = embedding
+        for k in ("type", "scope", "authority", "sensitivity", "status"):
+            d[k] = str(d[k])
+        cols = [*_FIELDS, "authority_rank", "sensitivity_rank", "embedding"]
+        self.conn.execute(
+            f"INSERT INTO memory_records ({', '.join(cols)}) VALUES ({', '.join('%(' + c + ')s' for c in cols)})",
+            d,
+        )
+
+    def supersede(self, old_id: str, new_id: str, at: datetime) -> None:
+        self.conn.execute(
+            """UPDATE memory_records
+                  SET status = 'superseded', superseded_by_id = %s, superseded_at = %s, valid_to = %s
+                WHERE id = %s AND status = 'active'""",
+            (new_id, at, at, old_id),
+        )
+
+    _UPDATABLE = frozenset(
+        {
+            "authority", "verified_by", "verified_at", "evidence_ref", "reasons", "version", "supersedes_id",
+            "last_validated_at", "needs_revalidation", "legal_hold", "expires_at", "content", "value", "flags",
+        }
+    )
+
+    def update_status(self, memory_id: str, status: str, **fields: Any) -> MemoryRecord:
+        unknown = set(fields) - self._UPDATABLE
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        sets = ["status = %(status)s"]
+        params: dict[str, Any] = {"status": status, "id": memory_id}
+        for k, v in fields.items():
+            if k == "authority":
+                sets.append("authority_rank = %(authority_rank)s")
+                params["authority_rank"] = Authority(v).rank
+                v = str(v)
+            if k == "value":
+                v = Jsonb(v)
+            sets.append(f"{k} = %({k})s")
+            params[k] = v
+        row = self.conn.execute(
+            f"UPDATE memory_records SET {', '.join(sets)} WHERE id = %(id)s RETURNING {RECORD_COLUMNS}", params
+        ).fetchone()
+        if row is None:
+            raise LookupError(memory_id)
+        return row_to_record(row)
+
+    def get_record(self, memory_id: str, *, for_update: bool = False) -> MemoryRecord | None:
+        lock = " FOR UPDATE" if for_update else ""
+        row = self.conn.execute(
+            f"SELECT {RECORD_COLUMNS} FROM memory_records WHERE tenant_id = %s AND id = %s{lock}",
+            (self.tenant_id, memory_id),
+        ).fetchone()
+        return row_to_record(row) if row else None
+
+    def active_for_slot(self, subject_id: str, slot: str) -> MemoryRecord | None:
+        row = self.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM memory_records
+                 WHERE tenant_id = %s AND subject_id = %s AND slot = %s AND status = 'active'""",
+            (self.tenant_id, subject_id, slot),
+        ).fetchone()
+        return row_to_record(row) if row else None
+
+    def slot_history(self, subject_id: str, slot: str) -> list[MemoryRecord]:
+        rows = self.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM memory_records
+                 WHERE tenant_id = %s AND subject_id = %s AND slot = %s
+                 ORDER BY created_at, id""",
+            (self.tenant_id, subject_id, slot),
+        ).fetchall()
+        return [row_to_record(r) for r in rows]
+
+    def list_subject(
+        self,
+        subject_id: str,
+        *,
+        statuses: Sequence[str],
+        types: Sequence[str] | None,
+        max_sensitivity_rank: int,
+        before: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[MemoryRecord]:
+        rows = self.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM memory_records
+                 WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = ANY(%(st)s)
+                   AND (%(ty)s::text[] IS NULL OR type = ANY(%(ty)s))
+                   AND sensitivity_rank <= %(clr)s
+                   AND (%(bc)s::timestamptz IS NULL OR (created_at, id) < (%(bc)s, %(bi)s))
+                 ORDER BY created_at DESC, id DESC
+                 LIMIT %(lim)s""",
+            {
+                "t": self.tenant_id,
+                "s": subject_id,
+                "st": list(statuses),
+                "ty": list(types) if types else None,
+                "clr": max_sensitivity_rank,
+                "bc": before[0] if before else None,
+                "bi": before[1] if before else None,
+                "lim": limit,
+            },
+        ).fetchall()
+        return [row_to_record(r) for r in rows]
+
+    def review_queue(self, *, limit: int, before: tuple[datetime, str] | None) -> list[MemoryRecord]:
+        rows = self.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM memory_records
+                 WHERE tenant_id = %(t)s AND status IN ('pending_approval', 'contested')
+                   AND (%(bc)s::timestamptz IS NULL OR (created_at, id) < (%(bc)s, %(bi)s))
+                 ORDER BY created_at DESC, id DESC LIMIT %(lim)s""",
+            {"t": self.tenant_id, "bc": before[0] if before else None, "bi": before[1] if before else None,
+             "lim": limit},
+        ).fetchall()
+        return [row_to_record(r) for r in rows]
+
+    def records_missing_embedding(self, limit: int) -> list[MemoryRecord]:
+        rows = self.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM memory_records
+                 WHERE tenant_id = %s AND embedding IS NULL
+                   AND status IN ('active', 'pending_approval', 'contested')
+                 ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED""",
+            (self.tenant_id, limit),
+        ).fetchall()
+        return [row_to_record(r) for r in rows]
+
+    def set_embedding(self, memory_id: str, embedding: np.ndarray, model: str) -> None:
+        self.conn.execute(
+            """UPDATE memory_records SET embedding = %s, embedding_model = %s,
+                      flags = array_remove(flags, 'embedding_pending')
+                WHERE tenant_id = %s AND id = %s""",
+            (embedding, model, self.tenant_id, memory_id),
+        )
+
+    # -- audit -----------------------------------------------------------------
+    def append_events(self, events: Sequence[NewEvent]) -> list[AuditEvent]:
+        """Append events to the tenant's hash chain (serialized by the head row lock)."""
+        if not events:
+            return []
+        head = self.conn.execute(
+            "SELECT seq, hash FROM audit_chain_heads WHERE tenant_id = %s FOR UPDATE", (self.tenant_id,)
+        ).fetchone()
+        if head is None:
+            self.conn.execute("INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING", (self.tenant_id,))
+            self.conn.execute(
+                "INSERT INTO audit_chain_heads (tenant_id, seq, hash) VALUES (%s, 0, %s) ON CONFLICT DO NOTHING",
+                (self.tenant_id, GENESIS_HASH),
+            )
+            head = self.conn.execute(
+                "SELECT seq, hash FROM audit_chain_heads WHERE tenant_id = %s FOR UPDATE", (self.tenant_id,)
+            ).fetchone()
+        assert head is not None
+        seq, prev = int(head["seq"]), str(head["hash"])
+        now = utcnow()
+        out: list[AuditEvent] = []
+        for ev in events:
+            seq += 1
+            event = AuditEvent(
+                tenant_id=self.tenant_id,
+                seq=seq,
+                id=new_id("evt"),
+                event_type=ev.event_type,
+                memory_id=ev.memory_id,
+                subject_id=ev.subject_id,
+                actor=ev.actor,
+                reason=ev.reason,
+                payload=ev.payload or {},
+                created_at=now,
+                prev_hash=prev,
+                hash="",
+            )
+            event.hash = chain_hash(prev, event_hash_fields(event))
+            out.append(event)
+            prev = event.hash
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                """INSERT INTO memory_events (tenant_id, seq, id, event_type, memory_id, subject_id, actor, reason,
+                                              payload, created_at, prev_hash, hash)
+                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                [
+                    (e.tenant_id, e.seq, e.id, e.event_type, e.memory_id, e.subject_id, e.actor, e.reason,
+                     Jsonb(e.payload), e.created_at, e.prev_hash, e.hash)
+                    for e in out
+                ],
+            )
+        self.conn.execute(
+            "UPDATE audit_chain_heads SET seq = %s, hash = %s WHERE tenant_id = %s", (seq, prev, self.tenant_id)
+        )
+        return out
+
+    def audit_events(
+        self, *, subject_id: str | None, memory_id: str | None, since: datetime | None, after_seq: int | None, limit: int
+    ) -> list[AuditEvent]:
+        rows = self.conn.execute(
+            """SELECT tenant_id, seq, id, event_type, memory_id, subject_id, actor, reason, payload, created_at,
+                      prev_hash, hash
+                 FROM memory_events
+                WHERE tenant_id = %(t)s
+                  AND (%(s)s::text IS NULL OR subject_id = %(s)s)
+                  AND (%(m)s::text IS NULL OR memory_id = %(m)s)
+                  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+                  AND seq > %(after)s
+                ORDER BY seq LIMIT %(lim)s""",
+            {"t": self.tenant_id, "s": subject_id, "m": memory_id, "since": since, "after": after_seq or 0,
+             "lim": limit},
+        ).fetchall()
+        return [AuditEvent.model_validate(r) for r in rows]
+
+    # -- idempotency and policy --------------------------------------------------
+    def idempotent_reply(self, key: str) -> IdempotentReply | None:
+        row = self.conn.execute(
+            "SELECT fingerprint, status, response FROM idempotency_keys WHERE tenant_id = %s AND key = %s",
+            (self.tenant_id, key),
+        ).fetchone()
+        if row is None:
+            return None
+        return IdempotentReply(fingerprint=row["fingerprint"], response=row["response"], status=row["status"])
+
+    def save_idempotent_reply(self, key: str, reply: IdempotentReply, memory_id: str | None) -> None:
+        self.conn.execute(
+            """INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status, response, memory_id)
+               VALUES (%s, %s, %s, %s, %s, %s)""",
+            (self.tenant_id, key, reply.fingerprint, reply.status, Jsonb(reply.response), memory_id),
+        )
+
+    def tenant_policy(self) -> tuple[str, dict[str, Any]] | None:
+        row = self.conn.execute(
+            "SELECT profile, overrides FROM tenant_policies WHERE tenant_id = %s", (self.tenant_id,)
+        ).fetchone()
+        return (row["profile"], row["overrides"]) if row else None
+
+    def set_tenant_policy(self, profile: str, overrides: dict[str, Any]) -> None:
+        self.conn.execute(
+            """INSERT INTO tenant_policies (tenant_id, profile, overrides, updated_at) VALUES (%s, %s, %s, now())
+               ON CONFLICT (tenant_id) DO UPDATE SET profile = EXCLUDED.profile, overrides = EXCLUDED.overrides,
+                                                     updated_at = now()""",
+            (self.tenant_id, profile, Jsonb(overrides)),
+        )
+
+
+class PostgresStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @contextmanager
+    def tenant(self, tenant_id: str) -> Iterator[PostgresTenantSession]:
+        try:
+            with self.db.tenant_transaction(tenant_id) as conn:
+                yield PostgresTenantSession(conn, tenant_id)
+        except (psycopg.errors.UniqueViolation, psycopg.errors.SerializationFailure,
+                psycopg.errors.DeadlockDetected) as exc:
+            raise RetryableConflict(type(exc).__name__) from exc
+
+    def ping(self) -> bool:
+        with self.db.transaction() as conn:
+            return conn.execute("SELECT 1 AS ok").fetchone() is not None
+
+    def tenants(self) -> Iterator[str]:
+        with self.db.transaction() as conn:
+            rows = conn.execute("SELECT tenant_id FROM tenants ORDER BY tenant_id").fetchall()
+        yield from (r["tenant_id"] for r in rows)

@@ -1,0 +1,79 @@
+"""The resolver factory: every HTTP function gets the same validation, error
+shape (API.md) and principal extraction, defined once here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from agent_memory.domain.errors import DomainError, PayloadTooLarge, Unauthenticated
+from agent_memory.domain.records import Principal
+from agent_memory.api.identity import principal_from_claims
+from agent_memory.observability import logger
+
+MAX_BODY_BYTES = 262_144
+
+
+def error_response(status: int, code: str, message: str, request_id: str | None, field: str | None = None) -> Response:
+    error: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
+    if field:
+        error["field"] = field
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body={"error": error})
+
+
+def _request_id(app: APIGatewayRestResolver) -> str | None:
+    try:
+        return app.current_event.request_context.request_id
+    except Exception:
+        return None
+
+
+def _body_limit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
+    body = app.current_event.body or ""
+    if len(body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
+        raise PayloadTooLarge(f"request body exceeds {MAX_BODY_BYTES} bytes", field="body")
+    return next_middleware(app)
+
+
+def create_app() -> APIGatewayRestResolver:
+    app = APIGatewayRestResolver(enable_validation=True)
+    app.use(middlewares=[_body_limit])
+
+    @app.exception_handler(DomainError)
+    def _domain(exc: DomainError) -> Response:
+        logger.info("request refused", extra={"code": exc.code, "status": exc.status, "field": exc.field})
+        return error_response(exc.status, exc.code, exc.message, _request_id(app), exc.field)
+
+    @app.exception_handler(RequestValidationError)
+    def _validation(exc: RequestValidationError) -> Response:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+        field = ".".join(loc) or None
+        msg = first.get("msg", "invalid request")
+        if first.get("type") == "json_invalid":
+            field, msg = "body", "request body is not valid JSON"
+        message = f"{field}: {msg}" if field else msg
+        return error_response(422, "invalid_request", message, _request_id(app), field)
+
+    @app.exception_handler(Exception)
+    def _unexpected(exc: Exception) -> Response:
+        logger.exception("unhandled error", extra={"error": type(exc).__name__})
+        return error_response(500, "internal_error", "internal error", _request_id(app))
+
+    return app
+
+
+def current_principal(app: APIGatewayRestResolver) -> Principal:
+    """The caller, from the authorizer's context (API Gateway in AWS, the local front locally)."""
+    authorizer = (app.current_event.get("requestContext") or {}).get("authorizer") or {}
+    if not authorizer.get("tenant_id"):
+        raise Unauthenticated("missing or invalid bearer token")
+    return principal_from_claims(authorizer)
+
+
+def json_response(status: int, body: Any) -> Response:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)

@@ -1,0 +1,193 @@
+"""The pure rules of admission (POLICY.md, "Admission pipeline" and "Authority").
+
+`classify` turns a sanitized, screened write into a typed candidate or a final
+decision; `resolve_conflict` decides what the candidate does to the active
+record of its slot. Both are pure: the write gateway feeds them what the
+store found and persists what they decide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from agent_memory.domain.enums import (
+    SLOT_REQUIRED_TYPES,
+    Authority,
+    Decision,
+    FactCategory,
+    Flag,
+    MemoryType,
+    Sensitivity,
+)
+from agent_memory.domain.errors import InvalidRequest
+from agent_memory.domain.policy import PolicyProfile
+from agent_memory.domain.records import MemoryRecord, MemoryWrite
+
+APPEND_ONLY_TYPES = frozenset(
+    {MemoryType.EPISODE, MemoryType.RESOLUTION, MemoryType.OBSERVATION, MemoryType.SENTIMENT}
+)
+# A preference or fact may only come from what the customer or a system said;
+# an inference about them is an observation (a quarantined proposal).
+INFERENCE_AUTHORITIES = frozenset({Authority.AGENT_INFERENCE})
+
+
+@dataclass
+class Classified:
+    """A candidate after step 3 (classify); `final` short-circuits the pipeline."""
+
+    type: MemoryType
+    category: str
+    slot: str | None
+    authority: Authority
+    sensitivity: Sensitivity
+    effective_at: datetime
+    expires_at: datetime | None
+    flags: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    final: Decision | None = None
+    needs_approval: bool = False
+
+
+def default_category(memory_type: MemoryType) -> str:
+    return memory_type.value.upper()
+
+
+def classify(
+    write: MemoryWrite,
+    *,
+    policy: PolicyProfile,
+    now: datetime,
+    masked_kinds: list[str],
+    injection_signals: tuple[str, ...],
+) -> Classified:
+    """Step 3: type, category, slot, sensitivity, retention; reject what is not worth keeping."""
+    memory_type = write.type
+    authority = write.source.kind
+    reasons: list[str] = []
+    flags: list[str] = []
+    final: Decision | None = None
+
+    category = _validated_category(write)
+    slot = write.slot
+    if memory_type in SLOT_REQUIRED_TYPES and not slot:
+        raise InvalidRequest(f"a {memory_type.value} needs a slot (the key of its one current value)", field="slot")
+    if memory_type in APPEND_ONLY_TYPES and slot:
+        raise InvalidRequest(f"{memory_type.value} is append-only and takes no slot", field="slot")
+
+    if memory_type in SLOT_REQUIRED_TYPES and authority in INFERENCE_AUTHORITIES:
+        # "only an explicit statement by the customer (an inference becomes an observation)"
+        reasons.append(f"{memory_type.value}_inferred_not_stated")
+        memory_type, category, slot = MemoryType.OBSERVATION, default_category(MemoryType.OBSERVATION), None
+
+    if memory_type is MemoryType.OBSERVATION:
+        reasons.append("observation_quarantined")
+        final = Decision.QUARANTINED
+
+    if slot and slot in policy.sor_slot_fields and authority is not Authority.SYSTEM_OF_RECORD:
+        reasons.append("owned_by_system_of_record")
+        final = Decision.REJECTED
+
+    if memory_type is MemoryType.RESOLUTION and not _outcome_confirmed(write):
+        reasons.append("outcome_not_confirmed")
+        final = Decision.REJECTED
+
+    if masked_kinds:
+        flags.append(Flag.IDENTIFIER_MASKED.value)
+    if injection_signals:
+        flags.append(Flag.UNTRUSTED_INSTRUCTION.value)
+        reasons.append("untrusted_instruction:" + ",".join(injection_signals))
+        if final is not Decision.REJECTED:
+            final = Decision.QUARANTINED
+
+    effective_at = write.effective_at or now
+    expires_at = _expiry(memory_type, effective_at, write.expires_at, policy)
+    if final is None and expires_at is not None and expires_at <= now:
+        reasons.append("already_expired")
+        final = Decision.REJECTED
+
+    needs_approval = category in policy.approval_required_categories and authority.rank < Authority.HUMAN_VERIFIED.rank
+
+    return Classified(
+        type=memory_type,
+        category=category,
+        slot=slot,
+        authority=authority,
+        sensitivity=_sensitivity(write, category, masked_kinds, policy),
+        effective_at=effective_at,
+        expires_at=expires_at,
+        flags=flags,
+        reasons=reasons,
+        final=final,
+        needs_approval=needs_approval,
+    )
+
+
+def _validated_category(write: MemoryWrite) -> str:
+    if write.type is MemoryType.FACT:
+        valid = {c.value for c in FactCategory}
+        if write.category not in valid:
+            raise InvalidRequest(f"a fact needs a category, one of {sorted(valid)}", field="category")
+        return write.category
+    expected = default_category(write.type)
+    if write.category not in (None, expected):
+        raise InvalidRequest(f"a {write.type.value} has category {expected}", field="category")
+    return expected
+
+
+def _outcome_confirmed(write: MemoryWrite) -> bool:
+    return write.source.kind.rank >= Authority.CONFIRMED_OUTCOME.rank or write.value.get("outcome_confirmed") is True
+
+
+def _expiry(
+    memory_type: MemoryType, effective_at: datetime, requested: datetime | None, policy: PolicyProfile
+) -> datetime | None:
+    ttl = policy.ttl_for(memory_type)
+    expires = requested or (effective_at + timedelta(days=ttl) if ttl is not None else None)
+    bound = policy.max_ttl_days.get(memory_type)
+    if bound is not None:
+        hard = effective_at + timedelta(days=bound)
+        expires = hard if expires is None else min(expires, hard)
+    return expires
+
+
+def _sensitivity(
+    write: MemoryWrite, category: str, masked_kinds: list[str], policy: PolicyProfile
+) -> Sensitivity:
+    levels = [write.sensitivity or Sensitivity.INTERNAL]
+    if category in policy.category_sensitivity:
+        levels.append(policy.category_sensitivity[category])
+    if masked_kinds:
+        levels.append(Sensitivity.CONFIDENTIAL)
+    return max(levels, key=lambda s: s.rank)
+
+
+@dataclass(frozen=True)
+class ConflictOutcome:
+    decision: Decision
+    reasons: tuple[str, ...] = ()
+    supersedes: MemoryRecord | None = None
+    conflicts_with: MemoryRecord | None = None
+
+
+def resolve_conflict(candidate: Classified, active: MemoryRecord | None) -> ConflictOutcome:
+    """Step 6: authority-ranked resolution against the active record of the slot.
+
+    - commercial terms below human_verified wait for approval (INV-MEM-01);
+    - higher or equal authority supersedes, ties going to the newer effective date;
+    - a lower-authority contradiction is contested and the active record stays (INC-2890).
+    """
+    if candidate.needs_approval:
+        return ConflictOutcome(
+            Decision.PENDING_APPROVAL, ("commercial_term_requires_approval",), conflicts_with=active
+        )
+    if active is None:
+        return ConflictOutcome(Decision.ADMITTED)
+    candidate_rank, active_rank = candidate.authority.rank, active.authority.rank
+    if candidate_rank > active_rank:
+        return ConflictOutcome(Decision.ADMITTED, ("supersedes_lower_authority",), supersedes=active)
+    if candidate_rank == active_rank:
+        if candidate.effective_at >= active.effective_at:
+            return ConflictOutcome(Decision.ADMITTED, ("supersedes_older_version",), supersedes=active)
+        return ConflictOutcome(Decision.REJECTED, ("older_than_active_version",), conflicts_with=active)
+    return ConflictOutcome(Decision.CONTESTED, ("lower_authority_than_active",), conflicts_with=active)

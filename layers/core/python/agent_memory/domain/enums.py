@@ -1,0 +1,154 @@
+"""Closed vocabularies of the memory model (POLICY.md)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class MemoryType(StrEnum):
+    FACT = "fact"
+    PREFERENCE = "preference"
+    EPISODE = "episode"
+    RESOLUTION = "resolution"
+    OBSERVATION = "observation"
+    SENTIMENT = "sentiment"
+    COMMITMENT = "commitment"
+
+    @property
+    def is_slotted(self) -> bool:
+        """Slotted types keep one current value per slot; the others append."""
+        return self in SLOTTED_TYPES
+
+
+SLOTTED_TYPES = frozenset({MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.COMMITMENT})
+# Commitments are stateful (open -> closed) and may carry a slot; facts and preferences must.
+SLOT_REQUIRED_TYPES = frozenset({MemoryType.FACT, MemoryType.PREFERENCE})
+
+
+class FactCategory(StrEnum):
+    CONTRACT_COMMERCIAL = "CONTRACT_COMMERCIAL"
+    STAKEHOLDER = "STAKEHOLDER"
+    TECHNICAL_ENVIRONMENT = "TECHNICAL_ENVIRONMENT"
+    ACCOUNT_PROFILE = "ACCOUNT_PROFILE"
+
+
+class Status(StrEnum):
+    CANDIDATE = "candidate"
+    ACTIVE = "active"
+    PENDING_APPROVAL = "pending_approval"
+    CONTESTED = "contested"
+    QUARANTINED = "quarantined"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    TOMBSTONED = "tombstoned"
+
+
+REVIEWABLE_STATUSES = frozenset({Status.PENDING_APPROVAL, Status.CONTESTED})
+
+
+class Authority(StrEnum):
+    """Source kinds, ranked: who may supersede whom."""
+
+    SYSTEM_OF_RECORD = "system_of_record"
+    HUMAN_VERIFIED = "human_verified"
+    CUSTOMER_CONFIRMED = "customer_confirmed"
+    CONFIRMED_OUTCOME = "confirmed_outcome"
+    CUSTOMER_CLAIM = "customer_claim"
+    AGENT_INFERENCE = "agent_inference"
+
+    @property
+    def rank(self) -> int:
+        return AUTHORITY_RANK[self]
+
+
+AUTHORITY_RANK: dict[Authority, int] = {
+    Authority.SYSTEM_OF_RECORD: 5,
+    Authority.HUMAN_VERIFIED: 4,
+    Authority.CUSTOMER_CONFIRMED: 3,
+    Authority.CONFIRMED_OUTCOME: 2,
+    Authority.CUSTOMER_CLAIM: 1,
+    Authority.AGENT_INFERENCE: 0,
+}
+
+
+class Sensitivity(StrEnum):
+    PUBLIC = "public"
+    INTERNAL = "internal"
+    CONFIDENTIAL = "confidential"
+    RESTRICTED = "restricted"
+
+    @property
+    def rank(self) -> int:
+        return SENSITIVITY_RANK[self]
+
+
+SENSITIVITY_RANK: dict[Sensitivity, int] = {
+    Sensitivity.PUBLIC: 0,
+    Sensitivity.INTERNAL: 1,
+    Sensitivity.CONFIDENTIAL: 2,
+    Sensitivity.RESTRICTED: 3,
+}
+
+
+class Scope(StrEnum):
+    SUBJECT = "subject"
+    TICKET = "ticket"
+    TENANT = "tenant"
+
+
+class Role(StrEnum):
+    AGENT = "agent"
+    INTEGRATION = "integration"
+    REVIEWER = "reviewer"
+    AUDITOR = "auditor"
+    PRIVACY_OFFICER = "privacy_officer"
+    ADMIN = "admin"
+
+
+class Decision(StrEnum):
+    """What the write gateway decided for one candidate."""
+
+    ADMITTED = "admitted"
+    PENDING_APPROVAL = "pending_approval"
+    CONTESTED = "contested"
+    QUARANTINED = "quarantined"
+    REJECTED = "rejected"
+    DUPLICATE = "duplicate"
+
+
+DECISION_STATUS: dict[Decision, Status] = {
+    Decision.ADMITTED: Status.ACTIVE,
+    Decision.PENDING_APPROVAL: Status.PENDING_APPROVAL,
+    Decision.CONTESTED: Status.CONTESTED,
+    Decision.QUARANTINED: Status.QUARANTINED,
+    Decision.REJECTED: Status.REJECTED,
+}
+
+
+class EventType(StrEnum):
+    CANDIDATE_CREATED = "memory_candidate_created"
+    CREATED = "memory_created"
+    REJECTED = "memory_rejected"
+    QUARANTINED = "memory_quarantined"
+    RETRIEVED = "memory_retrieved"
+    AUTHORIZATION_DENIED = "memory_authorization_denied"
+    UPDATED = "memory_updated"
+    CONFLICT = "memory_conflict"
+    SUPERSEDED = "memory_superseded"
+    APPROVED = "memory_approved"
+    EXPIRED = "memory_expired"
+    DELETED = "memory_deleted"
+    DELETION_FAILED = "memory_deletion_failed"
+    ERASURE_REQUESTED = "erasure_requested"
+    ERASURE_VERIFIED = "erasure_verified"
+    RETRIEVAL_FAILED = "retrieval_failed"
+    REINSTATED = "memory_reinstated"
+    TOMBSTONE_BLOCKED = "memory_tombstone_blocked"
+    EMBEDDING_DEFERRED = "memory_embedding_deferred"
+
+
+class Flag(StrEnum):
+    UNTRUSTED_INSTRUCTION = "untrusted_instruction"
+    IDENTIFIER_MASKED = "identifier_masked"
+    EMBEDDING_PENDING = "embedding_pending"

@@ -1,0 +1,57 @@
+"""Domain errors carry a stable code; the HTTP layer maps them to statuses once."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    code = "invalid_request"
+    status = 400
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class InvalidRequest(DomainError):
+    code = "invalid_request"
+    status = 422
+
+
+class Unauthenticated(DomainError):
+    code = "unauthenticated"
+    status = 401
+
+
+class Forbidden(DomainError):
+    code = "forbidden"
+    status = 403
+
+
+class UnauthorizedMutation(DomainError):
+    code = "unauthorized_memory_mutation"
+    status = 403
+
+
+class NotFound(DomainError):
+    code = "not_found"
+    status = 404
+
+
+class Conflict(DomainError):
+    code = "conflict"
+    status = 409
+
+
+class PayloadTooLarge(DomainError):
+    code = "payload_too_large"
+    status = 413
+
+
+class Unavailable(DomainError):
+    code = "unavailable"
+    status = 503
+
+
+class ConfigurationError(Exception):
+    """The deployment is misconfigured (raised at start, never per request)."""

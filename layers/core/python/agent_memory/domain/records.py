@@ -1,0 +1,195 @@
+"""The memory record and the values around it (POLICY.md, record schema)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agent_memory.domain.enums import (
+    Authority,
+    Decision,
+    MemoryType,
+    Role,
+    Scope,
+    Sensitivity,
+    Status,
+)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id(prefix: str) -> str:
+    """Time-ordered, unguessable id: 12 hex digits of milliseconds + 16 random."""
+    return f"{prefix}_{int(time.time() * 1000):012x}{secrets.token_hex(8)}"
+
+
+class SourceSpan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    turn: int = Field(ge=0)
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class Source(BaseModel):
+    """Where a memory came from. `kind` is also its authority."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Authority
+    system: str | None = Field(default=None, max_length=200)
+    reference: str | None = Field(default=None, max_length=500)
+    span: SourceSpan | None = None
+
+
+class Principal(BaseModel):
+    """The authenticated caller; the tenant always comes from here."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sub: str
+    tenant_id: str
+    roles: frozenset[Role]
+    clearance: Sensitivity = Sensitivity.INTERNAL
+
+    def has(self, *roles: Role) -> bool:
+        return any(r in self.roles for r in roles)
+
+
+class MemoryRecord(BaseModel):
+    """One stored memory, every field of the record schema."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    tenant_id: str
+    subject_id: str
+    scope: Scope = Scope.SUBJECT
+    ticket_id: str | None = None
+    session_id: str | None = None
+    type: MemoryType
+    category: str
+    slot: str | None = None
+    content: str
+    value: dict[str, Any] = Field(default_factory=dict)
+    source: Source
+    extractor: str | None = None
+    extractor_version: str | None = None
+    actor: str
+    authority: Authority
+    confidence: float = Field(ge=0.0, le=1.0)
+    confidence_basis: str | None = None
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    sensitivity: Sensitivity = Sensitivity.INTERNAL
+    status: Status
+    flags: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    created_at: datetime
+    effective_at: datetime
+    valid_to: datetime | None = None
+    last_validated_at: datetime | None = None
+    expires_at: datetime | None = None
+    legal_hold: bool = False
+    version: int = 1
+    supersedes_id: str | None = None
+    superseded_by_id: str | None = None
+    superseded_at: datetime | None = None
+    verified_by: str | None = None
+    verified_at: datetime | None = None
+    evidence_ref: str | None = None
+    lineage_keys: list[str] = Field(default_factory=list)
+    content_hash: str
+    embedding_model: str | None = None
+    needs_revalidation: bool = False
+
+    @property
+    def verified(self) -> bool:
+        return self.authority in (Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED)
+
+    def public_view(self) -> dict[str, Any]:
+        """The JSON shape clients see (no embedding vector)."""
+        out = self.model_dump(mode="json")
+        out["verified"] = self.verified
+        return out
+
+
+MAX_CONTENT_CHARS = 4000
+
+
+class MemoryWrite(BaseModel):
+    """A candidate memory as a caller (tool, extractor, integration) proposes it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subject_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@\-]*$")
+    type: MemoryType
+    category: str | None = Field(default=None, max_length=64)
+    slot: str | None = Field(default=None, max_length=128, pattern=r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+    content: str = Field(min_length=1)
+    value: dict[str, Any] = Field(default_factory=dict)
+    source: Source
+    scope: Scope = Scope.SUBJECT
+    ticket_id: str | None = Field(default=None, max_length=200)
+    session_id: str | None = Field(default=None, max_length=200)
+    effective_at: datetime | None = None
+    expires_at: datetime | None = None
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    confidence_basis: str | None = Field(default=None, max_length=500)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    sensitivity: Sensitivity | None = None
+    idempotency_key: str | None = Field(default=None, max_length=300)
+    lineage_keys: list[str] = Field(default_factory=list, max_length=50)
+    extractor: str | None = Field(default=None, max_length=100)
+    extractor_version: str | None = Field(default=None, max_length=50)
+    actor: str | None = Field(default=None, max_length=200)
+
+    @field_validator("content")
+    @classmethod
+    def _content_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("content must not be blank")
+        return v
+
+    @field_validator("effective_at", "expires_at")
+    @classmethod
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        if v is not None and v.tzinfo is None:
+            return v.replace(tzinfo=UTC)
+        return v
+
+
+class WriteResult(BaseModel):
+    decision: Decision
+    reasons: list[str]
+    memory: MemoryRecord | None
+    superseded: list[str] = Field(default_factory=list)
+    replayed: bool = False
+
+    def public_view(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision.value,
+            "reasons": self.reasons,
+            "memory": self.memory.public_view() if self.memory else None,
+            "superseded": self.superseded,
+        }
+
+
+class AuditEvent(BaseModel):
+    tenant_id: str
+    seq: int
+    id: str
+    event_type: str
+    memory_id: str | None
+    subject_id: str | None
+    actor: str
+    reason: str | None
+    payload: dict[str, Any]
+    created_at: datetime
+    prev_hash: str
+    hash: str

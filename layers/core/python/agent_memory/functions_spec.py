@@ -1,0 +1,149 @@
+"""One table of the service's Lambda functions.
+
+It drives the CDK stack (one function each, with its trigger, memory, timeout
+and permissions) and the local `memory serve` front (which handler answers
+which route), so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Literal
+
+Trigger = Literal["api", "sqs", "schedule", "stepfunctions", "authorizer"]
+# Permissions are named by what they reach; the stack maps each to grant calls.
+Permission = Literal["database", "jwt_secret", "openai_secret", "extraction_queue_send", "transcripts_bucket",
+                     "erasure_state_machine_start"]
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str  # API Gateway style: /v1/memories/{memory_id}
+    auth: bool = True
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile("^" + re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path) + "$")
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    name: str
+    description: str
+    trigger: Trigger
+    routes: tuple[Route, ...] = ()
+    memory_mb: int = 512
+    timeout_s: int = 15
+    permissions: tuple[Permission, ...] = ("database",)
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def handler_file(self) -> str:
+        return f"functions/{self.name}/handler.py"
+
+    @property
+    def lambda_handler(self) -> str:
+        return f"{self.name}.handler.lambda_handler"
+
+
+FUNCTIONS: tuple[FunctionSpec, ...] = (
+    FunctionSpec(
+        name="memories",
+        description="Write gateway and memory reads",
+        trigger="api",
+        routes=(
+            Route("POST", "/v1/memories"),
+            Route("GET", "/v1/memories/{memory_id}"),
+            Route("GET", "/v1/subjects/{subject_id}/memories"),
+        ),
+        permissions=("database", "openai_secret"),
+    ),
+    FunctionSpec(
+        name="review",
+        description="Review queue, approve, reject, reinstate",
+        trigger="api",
+        routes=(
+            Route("GET", "/v1/review"),
+            Route("POST", "/v1/memories/{memory_id}/approve"),
+            Route("POST", "/v1/memories/{memory_id}/reject"),
+            Route("POST", "/v1/memories/{memory_id}/reinstate"),
+        ),
+    ),
+    FunctionSpec(
+        name="audit",
+        description="Audit events (ids, reasons, hash chain; never content)",
+        trigger="api",
+        routes=(Route("GET", "/v1/audit"),),
+    ),
+    FunctionSpec(
+        name="health",
+        description="Health, OpenAPI document and Swagger UI",
+        trigger="api",
+        routes=(
+            Route("GET", "/v1/health", auth=False),
+            Route("GET", "/v1/openapi.json", auth=False),
+            Route("GET", "/v1/docs", auth=False),
+        ),
+        memory_mb=256,
+    ),
+    FunctionSpec(
+        name="authorizer",
+        description="Validates bearer tokens and passes tenant, roles, sub and clearance",
+        trigger="authorizer",
+        memory_mb=256,
+        timeout_s=5,
+        permissions=("jwt_secret",),
+    ),
+)
+
+
+def by_name(name: str) -> FunctionSpec:
+    for spec in FUNCTIONS:
+        if spec.name == name:
+            return spec
+    raise KeyError(f"unknown function {name!r}; known: {[f.name for f in FUNCTIONS]}")
+
+
+def match_route(method: str, path: str) -> tuple[FunctionSpec, Route, dict[str, str]] | None:
+    for spec in FUNCTIONS:
+        for route in spec.routes:
+            if route.method == method:
+                m = route.pattern.match(path)
+                if m:
+                    return spec, route, m.groupdict()
+    return None
+
+
+def functions_dir() -> Path:
+    """Where the handler folders live: the repository locally, the code asset in Lambda."""
+    configured = os.environ.get("MEMORY_FUNCTIONS_DIR")
+    if configured:
+        return Path(configured)
+    repo = Path(__file__).resolve().parents[4] / "functions"
+    return repo if repo.is_dir() else Path("/var/task")
+
+
+def load_handler_module(spec: FunctionSpec) -> ModuleType:
+    """Import functions/<name>/handler.py once, under a stable module name."""
+    module_name = f"memory_function_{spec.name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    path = functions_dir() / spec.name / "handler.py"
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise FileNotFoundError(path)
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module
+    try:
+        loader_spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module

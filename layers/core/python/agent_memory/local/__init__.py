@@ -1,0 +1,1 @@
+"""Local parity: embedded PostgreSQL, the HTTP front that speaks API Gateway events, invoke."""

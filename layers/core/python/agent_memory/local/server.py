@@ -1,0 +1,159 @@
+"""`memory serve`: a local HTTP front that behaves like API Gateway.
+
+Each request is matched against the function table, its bearer token checked
+(as the Lambda authorizer would), turned into an API Gateway REST proxy event
+and handed to the same `lambda_handler` that runs in AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from agent_memory.api.identity import authorizer_context, verify_token
+from agent_memory.domain.errors import Unauthenticated
+from agent_memory.functions_spec import FUNCTIONS, FunctionSpec, Route, load_handler_module, match_route
+from agent_memory.local.lambda_context import LocalLambdaContext
+from agent_memory.observability import logger
+
+
+def api_gateway_event(
+    *,
+    method: str,
+    path: str,
+    route: Route,
+    path_params: dict[str, str],
+    query: dict[str, list[str]],
+    headers: dict[str, str],
+    body: str | None,
+    authorizer: dict[str, str] | None,
+) -> dict[str, Any]:
+    request_id = str(uuid.uuid4())
+    return {
+        "resource": route.path,
+        "path": path,
+        "httpMethod": method,
+        "headers": headers,
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": {k: v[-1] for k, v in query.items()} or None,
+        "multiValueQueryStringParameters": query or None,
+        "pathParameters": path_params or None,
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": route.path,
+            "httpMethod": method,
+            "path": path,
+            "stage": "local",
+            "requestId": request_id,
+            "identity": {"sourceIp": "127.0.0.1"},
+            "authorizer": authorizer,
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+class LocalApi:
+    def __init__(self, jwt_secret: str, max_body_bytes: int) -> None:
+        self.jwt_secret = jwt_secret
+        self.max_body_bytes = max_body_bytes
+        for spec in FUNCTIONS:  # import every handler up front: fail at start, not on first call
+            if spec.trigger == "api":
+                load_handler_module(spec)
+
+    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        parts = urlsplit(raw_path)
+        path = parts.path.rstrip("/") or "/"
+        matched = match_route(method, path)
+        if matched is None:
+            allowed = [r.method for s in FUNCTIONS for r in s.routes if r.pattern.match(path)]
+            if allowed:
+                return _error(405, "invalid_request", f"method {method} not allowed; use {', '.join(allowed)}")
+            return _error(404, "not_found", f"no route {method} {path}")
+        spec, route, path_params = matched
+        if len(body) > self.max_body_bytes:
+            return _error(413, "payload_too_large", f"request body exceeds {self.max_body_bytes} bytes", "body")
+        try:
+            text = body.decode("utf-8") if body else None
+        except UnicodeDecodeError:
+            return _error(400, "invalid_request", "request body is not UTF-8", "body")
+        if text is not None and "content-type" not in headers:
+            headers = {**headers, "content-type": "application/json"}  # the API speaks JSON only
+        authorizer = None
+        auth_header = headers.get("authorization") or ""
+        if route.auth and auth_header:
+            if not auth_header.lower().startswith("bearer "):
+                return _error(401, "unauthenticated", "Authorization must be 'Bearer <token>'")
+            try:
+                authorizer = authorizer_context(verify_token(self.jwt_secret, auth_header[7:].strip()))
+            except Unauthenticated as exc:
+                return _error(401, "unauthenticated", exc.message)
+        event = api_gateway_event(
+            method=method, path=path, route=route, path_params=path_params,
+            query=parse_qs(parts.query), headers=headers, body=text, authorizer=authorizer,
+        )
+        return self.invoke(spec, event)
+
+    @staticmethod
+    def invoke(spec: FunctionSpec, event: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+        module = load_handler_module(spec)
+        result = module.lambda_handler(event, LocalLambdaContext(function_name=spec.name))
+        out_headers = dict(result.get("headers") or {})
+        for k, v in (result.get("multiValueHeaders") or {}).items():
+            out_headers[k] = ", ".join(v)
+        body = result.get("body") or ""
+        return int(result["statusCode"]), out_headers, body.encode()
+
+
+def _error(status: int, code: str, message: str, field: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    err: dict[str, Any] = {"code": code, "message": message, "request_id": str(uuid.uuid4())}
+    if field:
+        err["field"] = field
+    return status, {"Content-Type": "application/json"}, json.dumps({"error": err}).encode()
+
+
+def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "agent-memory-local"
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > api.max_body_bytes:
+                status, headers, body = _error(413, "payload_too_large",
+                                               f"request body exceeds {api.max_body_bytes} bytes", "body")
+                self.close_connection = True
+            else:
+                raw = self.rfile.read(length) if length else b""
+                hdrs = {k.lower(): v for k, v in self.headers.items()}
+                try:
+                    status, headers, body = api.handle(self.command, self.path, hdrs, raw)
+                except Exception as exc:  # never a stack trace to the client
+                    logger.exception("local front failed", extra={"error": type(exc).__name__})
+                    status, headers, body = _error(500, "internal_error", "internal error")
+            self.send_response(status)
+            for k, v in headers.items():
+                if k.lower() not in ("content-length", "connection"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            logger.debug("http", extra={"request": self.requestline, "status": args[1] if len(args) > 1 else None})
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    return server
+
+
+def serve_in_thread(server: ThreadingHTTPServer) -> threading.Thread:
+    thread = threading.Thread(target=server.serve_forever, name="memory-http", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,19 @@
+"""Powertools logger, metrics and tracer, shared by every entry point.
+
+Logs are structured key/value fields. Never log memory content or an unmasked
+identifier: log ids, hashes, counts and reasons.
+"""
+
+from __future__ import annotations
+
+import os
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+
+SERVICE = os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agent-memory")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true" if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME") else "false")
+
+logger = Logger(service=SERVICE)
+metrics = Metrics(namespace=os.environ["POWERTOOLS_METRICS_NAMESPACE"], service=SERVICE)
+tracer = Tracer(service=SERVICE)

@@ -1,0 +1,1 @@
+"""Use cases: the write gateway, review, reads, retrieval, lifecycle."""

@@ -1,0 +1,40 @@
+"""Who may do what (POLICY.md, Roles). Checked before anything is read or written."""
+
+from __future__ import annotations
+
+from agent_memory.domain.enums import Authority, Role
+from agent_memory.domain.errors import Forbidden, UnauthorizedMutation
+from agent_memory.domain.records import Principal
+
+# Which source kinds each writing role may assert.
+ASSERTABLE_SOURCES: dict[Role, frozenset[Authority]] = {
+    Role.AGENT: frozenset(
+        {Authority.CUSTOMER_CONFIRMED, Authority.CONFIRMED_OUTCOME, Authority.CUSTOMER_CLAIM, Authority.AGENT_INFERENCE}
+    ),
+    Role.INTEGRATION: frozenset(
+        {Authority.SYSTEM_OF_RECORD, Authority.CUSTOMER_CONFIRMED, Authority.CONFIRMED_OUTCOME,
+         Authority.CUSTOMER_CLAIM, Authority.AGENT_INFERENCE}
+    ),
+}
+
+
+def require_read(principal: Principal, *roles: Role) -> None:
+    if not principal.has(*roles):
+        raise Forbidden(f"roles {sorted(r.value for r in principal.roles)} may not read this; needs one of "
+                        f"{sorted(r.value for r in roles)}")
+
+
+def require_mutation(principal: Principal, *roles: Role, action: str) -> None:
+    if not principal.has(*roles):
+        names = ",".join(sorted(r.value for r in principal.roles)) or "none"
+        raise UnauthorizedMutation(f"role {names} may not {action}")
+
+
+def require_source_assertion(principal: Principal, kind: Authority) -> None:
+    """Only `integration` may assert system_of_record; nobody asserts human_verified (review does)."""
+    allowed: set[Authority] = set()
+    for role in principal.roles:
+        allowed |= ASSERTABLE_SOURCES.get(role, frozenset())
+    if kind not in allowed:
+        names = ",".join(sorted(r.value for r in principal.roles)) or "none"
+        raise UnauthorizedMutation(f"role {names} may not assert source kind {kind.value}")

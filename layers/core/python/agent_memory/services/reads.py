@@ -1,0 +1,153 @@
+"""Read use cases: one memory with its version chain, a subject's memories,
+the review queue, and the audit log (ids and reasons, never content)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agent_memory.domain.audit import ChainReport, verify_chain
+from agent_memory.domain.enums import Role, Status
+from agent_memory.domain.errors import InvalidRequest, NotFound
+from agent_memory.domain.records import AuditEvent, MemoryRecord, Principal
+from agent_memory.ports.store import MemoryStore
+from agent_memory.services.authorization import require_read
+
+MAX_PAGE = 200
+
+
+def encode_cursor(created_at: datetime, record_id: str) -> str:
+    raw = json.dumps([created_at.isoformat(), record_id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> tuple[datetime, str] | None:
+    if not cursor:
+        return None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        created, rid = json.loads(base64.urlsafe_b64decode(padded))
+        return datetime.fromisoformat(created), str(rid)
+    except (ValueError, TypeError) as exc:
+        raise InvalidRequest("cursor is not one this service issued", field="cursor") from exc
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+class ReadService:
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    def get_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
+        require_read(principal, Role.AGENT, Role.REVIEWER)
+        with self.store.tenant(principal.tenant_id) as s:
+            record = s.get_record(memory_id)
+            if record is None or record.sensitivity.rank > principal.clearance.rank:
+                # Above clearance looks the same as absent: no existence oracle.
+                raise NotFound(f"memory {memory_id} not found")
+            history = s.slot_history(record.subject_id, record.slot) if record.slot else [record]
+        view = record.public_view()
+        view["history"] = [_history_entry(h) for h in history]
+        return view
+
+    def list_subject(
+        self,
+        principal: Principal,
+        subject_id: str,
+        *,
+        status: str | None,
+        memory_type: str | None,
+        cursor: str | None,
+        limit: int,
+    ) -> Page:
+        require_read(principal, Role.AGENT, Role.REVIEWER)
+        statuses = [Status(status).value] if status else [Status.ACTIVE.value]
+        if not 1 <= limit <= MAX_PAGE:
+            raise InvalidRequest(f"limit must be between 1 and {MAX_PAGE}", field="limit")
+        with self.store.tenant(principal.tenant_id) as s:
+            rows = s.list_subject(
+                subject_id,
+                statuses=statuses,
+                types=[memory_type] if memory_type else None,
+                max_sensitivity_rank=principal.clearance.rank,
+                before=decode_cursor(cursor),
+                limit=limit + 1,
+            )
+        return _page(rows, limit, lambda r: r.public_view())
+
+    def review_queue(self, principal: Principal, *, cursor: str | None, limit: int) -> Page:
+        require_read(principal, Role.REVIEWER)
+        with self.store.tenant(principal.tenant_id) as s:
+            rows = s.review_queue(limit=limit + 1, before=decode_cursor(cursor))
+            items = []
+            for r in rows[:limit]:
+                active = s.active_for_slot(r.subject_id, r.slot) if r.slot else None
+                items.append({"memory": r.public_view(), "active": active.public_view() if active else None})
+        nxt = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
+        return Page(items, nxt)
+
+    def audit(
+        self,
+        principal: Principal,
+        *,
+        subject_id: str | None,
+        memory_id: str | None,
+        since: datetime | None,
+        cursor: str | None,
+        limit: int,
+    ) -> Page:
+        require_read(principal, Role.AUDITOR)
+        after = None
+        if cursor:
+            if not cursor.isdigit():
+                raise InvalidRequest("cursor is not one this service issued", field="cursor")
+            after = int(cursor)
+        with self.store.tenant(principal.tenant_id) as s:
+            events = s.audit_events(
+                subject_id=subject_id, memory_id=memory_id, since=since, after_seq=after, limit=limit + 1
+            )
+        items = [e.model_dump(mode="json") for e in events[:limit]]
+        return Page(items, str(events[limit - 1].seq) if len(events) > limit else None)
+
+    def verify_audit(self, tenant_id: str, *, batch: int = 5000) -> ChainReport:
+        """Walk the tenant's whole chain in pages and recompute every link."""
+
+        def all_events() -> Any:
+            after = 0
+            while True:
+                with self.store.tenant(tenant_id) as s:
+                    page: list[AuditEvent] = s.audit_events(
+                        subject_id=None, memory_id=None, since=None, after_seq=after, limit=batch
+                    )
+                yield from page
+                if len(page) < batch:
+                    return
+                after = page[-1].seq
+
+        return verify_chain(tenant_id, all_events())
+
+
+def _history_entry(r: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "version": r.version,
+        "status": r.status.value,
+        "authority": r.authority.value,
+        "created_at": r.created_at.isoformat(),
+        "effective_at": r.effective_at.isoformat(),
+        "superseded_at": r.superseded_at.isoformat() if r.superseded_at else None,
+        "supersedes_id": r.supersedes_id,
+        "superseded_by_id": r.superseded_by_id,
+    }
+
+
+def _page(rows: list[MemoryRecord], limit: int, view: Any) -> Page:
+    nxt = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
+    return Page([view(r) for r in rows[:limit]], nxt)

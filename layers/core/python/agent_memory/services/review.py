@@ -1,0 +1,148 @@
+"""Human review: approve, reject, reinstate. A reviewer's decision is a new,
+audited supersession, never an edit of history."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from agent_memory.domain.enums import (
+    REVIEWABLE_STATUSES,
+    Authority,
+    EventType,
+    FactCategory,
+    Role,
+    Status,
+)
+from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound
+from agent_memory.domain.records import MemoryRecord, Principal, Source, new_id, utcnow
+from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
+from agent_memory.services.authorization import require_mutation
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    memory: MemoryRecord
+    superseded: list[str]
+
+    def public_view(self) -> dict[str, object]:
+        return {"memory": self.memory.public_view(), "superseded": self.superseded}
+
+
+class ReviewService:
+    def __init__(self, store: MemoryStore, clock: Callable[[], datetime] = utcnow) -> None:
+        self.store = store
+        self.clock = clock
+
+    def approve(self, principal: Principal, memory_id: str, *, note: str | None, evidence_ref: str | None) -> ReviewResult:
+        """The approved record becomes active as human_verified and supersedes the slot's active record."""
+        require_mutation(principal, Role.REVIEWER, action="approve memories")
+        now = self.clock()
+        with self.store.tenant(principal.tenant_id) as s:
+            record = self._reviewable(s, memory_id)
+            if record.category == FactCategory.CONTRACT_COMMERCIAL.value and not evidence_ref:
+                raise InvalidRequest("approving a commercial term needs an evidence reference", field="evidence_ref")
+            superseded: list[str] = []
+            version = 1
+            supersedes_id = None
+            if record.slot:
+                s.lock_slot(record.subject_id, record.slot)
+                active = s.active_for_slot(record.subject_id, record.slot)
+                if active is not None:
+                    s.supersede(active.id, record.id, now)
+                    superseded.append(active.id)
+                    version, supersedes_id = active.version + 1, active.id
+            approved = s.update_status(
+                record.id,
+                Status.ACTIVE.value,
+                authority=Authority.HUMAN_VERIFIED,
+                verified_by=principal.sub,
+                verified_at=now,
+                evidence_ref=evidence_ref,
+                last_validated_at=now,
+                version=version,
+                supersedes_id=supersedes_id,
+                reasons=[*record.reasons, "approved_by_reviewer"],
+            )
+            events = [
+                NewEvent(EventType.APPROVED.value, principal.sub, record.id, record.subject_id, "reviewer_approved",
+                         {"evidence_ref": evidence_ref, "note_present": bool(note), "previous_status": record.status,
+                          "superseded": superseded})
+            ]
+            events += [
+                NewEvent(EventType.SUPERSEDED.value, principal.sub, old, record.subject_id, "superseded_by_approval",
+                         {"superseded_by": record.id})
+                for old in superseded
+            ]
+            s.append_events(events)
+        return ReviewResult(approved, superseded)
+
+    def reject(self, principal: Principal, memory_id: str, *, note: str | None) -> ReviewResult:
+        require_mutation(principal, Role.REVIEWER, action="reject memories")
+        with self.store.tenant(principal.tenant_id) as s:
+            record = self._reviewable(s, memory_id)
+            rejected = s.update_status(record.id, Status.REJECTED.value, reasons=[*record.reasons, "rejected_by_reviewer"])
+            s.append_events([
+                NewEvent(EventType.REJECTED.value, principal.sub, record.id, record.subject_id, "reviewer_rejected",
+                         {"previous_status": record.status, "note_present": bool(note)})
+            ])
+        return ReviewResult(rejected, [])
+
+    def reinstate(self, principal: Principal, memory_id: str, *, note: str | None) -> ReviewResult:
+        """Rollback: a superseded version comes back as a new version that supersedes the current one."""
+        require_mutation(principal, Role.REVIEWER, action="reinstate memories")
+        now = self.clock()
+        with self.store.tenant(principal.tenant_id) as s:
+            old = s.get_record(memory_id, for_update=True)
+            if old is None:
+                raise NotFound(f"memory {memory_id} not found")
+            if old.status != Status.SUPERSEDED or not old.slot:
+                raise Conflict(f"only a superseded version of a slot can be reinstated (status is {old.status})")
+            s.lock_slot(old.subject_id, old.slot)
+            active = s.active_for_slot(old.subject_id, old.slot)
+            new = old.model_copy(
+                update={
+                    "id": new_id("mem"),
+                    "status": Status.ACTIVE,
+                    "authority": Authority.HUMAN_VERIFIED,
+                    "source": Source(kind=Authority.HUMAN_VERIFIED, system="review", reference=old.id),
+                    "created_at": now,
+                    "effective_at": now,
+                    "verified_by": principal.sub,
+                    "verified_at": now,
+                    "last_validated_at": now,
+                    "superseded_at": None,
+                    "superseded_by_id": None,
+                    "valid_to": None,
+                    "version": (active.version if active else old.version) + 1,
+                    "supersedes_id": active.id if active else None,
+                    "reasons": ["reinstated_by_reviewer"],
+                    "flags": sorted({*old.flags, "embedding_pending"}),
+                    "embedding_model": None,
+                }
+            )
+            superseded = []
+            if active is not None:
+                s.supersede(active.id, new.id, now)
+                superseded.append(active.id)
+            s.insert_record(new, None)
+            s.append_events([
+                NewEvent(EventType.REINSTATED.value, principal.sub, new.id, old.subject_id, "reviewer_reinstated",
+                         {"reinstates": old.id, "superseded": superseded, "note_present": bool(note)}),
+                *[
+                    NewEvent(EventType.SUPERSEDED.value, principal.sub, sid, old.subject_id, "superseded_by_reinstatement",
+                             {"superseded_by": new.id})
+                    for sid in superseded
+                ],
+            ])
+        return ReviewResult(new, superseded)
+
+    @staticmethod
+    def _reviewable(s: TenantSession, memory_id: str) -> MemoryRecord:
+        record = s.get_record(memory_id, for_update=True)
+        if record is None:
+            raise NotFound(f"memory {memory_id} not found")
+        if record.status not in REVIEWABLE_STATUSES:
+            raise Conflict(f"memory {memory_id} is {record.status}, not awaiting review")
+        return record

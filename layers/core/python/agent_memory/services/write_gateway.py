@@ -1,0 +1,303 @@
+"""The write gateway: the only path that writes memories.
+
+Pipeline (POLICY.md, order matters): sanitize -> screen -> classify -> dedupe
+-> tombstone check -> authority-ranked conflict resolution -> persist record,
+events and embedding in one transaction, idempotently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+
+import numpy as np
+
+from agent_memory.domain.admission import Classified, classify, resolve_conflict
+from agent_memory.domain.enums import DECISION_STATUS, Decision, EventType, Flag, Role
+from agent_memory.domain.errors import Conflict, PayloadTooLarge
+from agent_memory.domain.hashing import content_hash, request_fingerprint
+from agent_memory.domain.records import (
+    MAX_CONTENT_CHARS,
+    MemoryRecord,
+    MemoryWrite,
+    Principal,
+    Source,
+    WriteResult,
+    new_id,
+    utcnow,
+)
+from agent_memory.domain.sanitize import mask_identifiers, mask_value
+from agent_memory.domain.screening import screen_for_instructions
+from agent_memory.observability import logger
+from agent_memory.ports.embedder import Embedder
+from agent_memory.ports.store import IdempotentReply, MemoryStore, NewEvent, RetryableConflict, TenantSession
+from agent_memory.services.authorization import require_mutation, require_source_assertion
+from agent_memory.services.policies import PolicyRegistry
+
+MAX_VALUE_BYTES = 16_384
+MAX_ATTEMPTS = 4
+
+_EVENT_FOR_DECISION = {
+    Decision.ADMITTED: EventType.CREATED,
+    Decision.PENDING_APPROVAL: EventType.CANDIDATE_CREATED,
+    Decision.CONTESTED: EventType.CONFLICT,
+    Decision.QUARANTINED: EventType.QUARANTINED,
+    Decision.REJECTED: EventType.REJECTED,
+    Decision.DUPLICATE: EventType.REJECTED,
+}
+
+
+class WriteGateway:
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedder: Embedder,
+        policies: PolicyRegistry,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.policies = policies
+        self.clock = clock
+
+    def write(
+        self, principal: Principal, request: MemoryWrite, *, embedding: np.ndarray | None = None
+    ) -> WriteResult:
+        """Admit, hold or refuse one candidate. `embedding` may be precomputed (bulk loads)."""
+        require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="write memories")
+        require_source_assertion(principal, request.source.kind)
+        clean, masked_kinds = sanitize(request)
+        screening = screen_for_instructions(clean.content + "\n" + json.dumps(clean.value))
+        now = self.clock()
+        policy = self.policies.for_tenant(principal.tenant_id)
+        candidate = classify(
+            clean, policy=policy, now=now, masked_kinds=masked_kinds, injection_signals=screening.signals
+        )
+        chash = content_hash(clean.subject_id, candidate.type.value, candidate.slot, clean.content)
+
+        flags = list(candidate.flags)
+        if candidate.final is None and embedding is None:
+            embedding = self._embed(clean.content)
+            if embedding is None:
+                flags.append(Flag.EMBEDDING_PENDING.value)
+
+        fingerprint = request_fingerprint(clean.model_dump(mode="json"))
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                with self.store.tenant(principal.tenant_id) as session:
+                    return self._admit(
+                        session, principal, clean, candidate, chash, flags, embedding, fingerprint, now,
+                        policy.near_duplicate_similarity,
+                    )
+            except RetryableConflict:
+                if attempt == MAX_ATTEMPTS:
+                    raise
+                logger.info("write retried after a concurrent conflict", extra={"attempt": attempt})
+        raise AssertionError("unreachable")
+
+    def _embed(self, content: str) -> np.ndarray | None:
+        try:
+            return self.embedder.embed([content])[0]
+        except Exception as exc:  # any embedder failure defers indexing, never loses the write
+            logger.warning("embedding deferred", extra={"embedder": self.embedder.name, "error": type(exc).__name__})
+            return None
+
+    def _admit(
+        self,
+        session: TenantSession,
+        principal: Principal,
+        clean: MemoryWrite,
+        candidate: Classified,
+        chash: str,
+        flags: list[str],
+        embedding: np.ndarray | None,
+        fingerprint: str,
+        now: datetime,
+        near_duplicate_similarity: float,
+    ) -> WriteResult:
+        key = clean.idempotency_key
+        if key:
+            prior = session.idempotent_reply(key)
+            if prior is not None:
+                if prior.fingerprint != fingerprint:
+                    raise Conflict("idempotency_key was already used for a different request", field="idempotency_key")
+                return WriteResult.model_validate({**_reply_to_result(prior.response), "replayed": True})
+
+        if candidate.slot:
+            session.lock_slot(clean.subject_id, candidate.slot)
+        ctx = session.admission_context(
+            subject_id=clean.subject_id,
+            memory_type=candidate.type.value,
+            slot=candidate.slot,
+            content_hash=chash,
+            lineage_keys=clean.lineage_keys,
+        )
+        reasons = list(candidate.reasons)
+        supersedes: MemoryRecord | None = None
+        conflicts_with: MemoryRecord | None = None
+        duplicate: MemoryRecord | None = None
+
+        if candidate.final is Decision.REJECTED:
+            decision = Decision.REJECTED
+        elif ctx.tombstoned:
+            decision, reasons = Decision.REJECTED, [*reasons, "tombstoned"]
+        elif ctx.duplicate is not None:
+            decision, duplicate = Decision.DUPLICATE, ctx.duplicate
+            reasons.append("duplicate_content")
+        elif candidate.final is Decision.QUARANTINED:
+            decision = Decision.QUARANTINED
+        else:
+            near = None
+            if embedding is not None:
+                near = session.near_duplicate(
+                    subject_id=clean.subject_id,
+                    memory_type=candidate.type.value,
+                    slot=candidate.slot,
+                    embedding=embedding,
+                    min_similarity=near_duplicate_similarity,
+                )
+            if near is not None:
+                decision, duplicate = Decision.DUPLICATE, near
+                reasons.append("near_duplicate")
+            else:
+                outcome = resolve_conflict(candidate, ctx.active)
+                decision = outcome.decision
+                reasons.extend(outcome.reasons)
+                supersedes, conflicts_with = outcome.supersedes, outcome.conflicts_with
+
+        record: MemoryRecord | None = duplicate
+        events: list[NewEvent] = []
+        superseded: list[str] = []
+        if decision is not Decision.DUPLICATE:
+            record = self._build_record(principal, clean, candidate, chash, flags, decision, reasons, now, supersedes)
+            keep_vector = decision in (Decision.ADMITTED, Decision.PENDING_APPROVAL, Decision.CONTESTED)
+            if supersedes is not None:
+                session.supersede(supersedes.id, record.id, now)
+                superseded.append(supersedes.id)
+                events.append(
+                    NewEvent(EventType.SUPERSEDED.value, principal.sub, supersedes.id, clean.subject_id,
+                             "superseded_by_newer_version", {"superseded_by": record.id, "slot": candidate.slot})
+                )
+            session.insert_record(record, embedding if keep_vector else None)
+            if Flag.EMBEDDING_PENDING.value in record.flags and keep_vector:
+                events.append(NewEvent(EventType.EMBEDDING_DEFERRED.value, principal.sub, record.id, clean.subject_id,
+                                       "embedder_unavailable"))
+
+        payload = {
+            "decision": decision.value,
+            "type": candidate.type.value,
+            "slot": candidate.slot,
+            "authority": candidate.authority.value,
+            "content_hash": chash,
+            "reasons": reasons,
+        }
+        if conflicts_with is not None:
+            payload["conflicts_with"] = conflicts_with.id
+        events.insert(
+            0,
+            NewEvent(_EVENT_FOR_DECISION[decision].value, principal.sub, record.id if record else None,
+                     clean.subject_id, reasons[0] if reasons else decision.value, payload),
+        )
+        session.append_events(events)
+
+        result = WriteResult(decision=decision, reasons=reasons, memory=record, superseded=superseded)
+        if key:
+            session.save_idempotent_reply(
+                key, IdempotentReply(fingerprint, result.public_view(), 201), record.id if record else None
+            )
+        logger.info(
+            "memory write decided",
+            extra={"decision": decision.value, "memory_id": record.id if record else None,
+                   "type": candidate.type.value, "reasons": reasons},
+        )
+        return result
+
+    def _build_record(
+        self,
+        principal: Principal,
+        clean: MemoryWrite,
+        candidate: Classified,
+        chash: str,
+        flags: list[str],
+        decision: Decision,
+        reasons: list[str],
+        now: datetime,
+        supersedes: MemoryRecord | None,
+    ) -> MemoryRecord:
+        rejected = decision is Decision.REJECTED
+        return MemoryRecord(
+            id=new_id("mem"),
+            tenant_id=principal.tenant_id,
+            subject_id=clean.subject_id,
+            scope=clean.scope,
+            ticket_id=clean.ticket_id,
+            session_id=clean.session_id,
+            type=candidate.type,
+            category=candidate.category,
+            slot=candidate.slot,
+            # Rejected candidates keep their reason and hash, never their content.
+            content="" if rejected else clean.content,
+            value={} if rejected else clean.value,
+            source=clean.source,
+            extractor=clean.extractor,
+            extractor_version=clean.extractor_version,
+            actor=clean.actor or principal.sub,
+            authority=candidate.authority,
+            confidence=clean.confidence,
+            confidence_basis=clean.confidence_basis,
+            importance=clean.importance,
+            sensitivity=candidate.sensitivity,
+            status=DECISION_STATUS[decision],
+            flags=flags,
+            reasons=reasons,
+            created_at=now,
+            effective_at=candidate.effective_at,
+            expires_at=candidate.expires_at,
+            version=(supersedes.version + 1) if supersedes else 1,
+            supersedes_id=supersedes.id if supersedes else None,
+            lineage_keys=sorted(set(clean.lineage_keys) | ({f"session:{clean.session_id}"} if clean.session_id else set())),
+            content_hash=chash,
+            embedding_model=self.embedder.name if Flag.EMBEDDING_PENDING.value not in flags else None,
+            last_validated_at=now if decision is Decision.ADMITTED else None,
+        )
+
+
+def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
+    """Step 1 (SEC-01): mask identifiers in every free-text field before anything else sees them."""
+    if len(request.content) > MAX_CONTENT_CHARS:
+        raise PayloadTooLarge(f"content exceeds {MAX_CONTENT_CHARS} characters", field="content")
+    if len(json.dumps(request.value)) > MAX_VALUE_BYTES:
+        raise PayloadTooLarge(f"value exceeds {MAX_VALUE_BYTES} bytes", field="value")
+    content = mask_identifiers(request.content)
+    value, value_kinds = mask_value(request.value)
+    kinds = content.kinds + value_kinds
+    source = request.source
+    if source.reference:
+        ref = mask_identifiers(source.reference)
+        kinds += ref.kinds
+        source = Source.model_validate({**source.model_dump(), "reference": ref.text})
+    confidence_basis = request.confidence_basis
+    if confidence_basis:
+        basis = mask_identifiers(confidence_basis)
+        kinds += basis.kinds
+        confidence_basis = basis.text
+    clean = request.model_copy(
+        update={"content": content.text, "value": value, "source": source, "confidence_basis": confidence_basis}
+    )
+    return clean, kinds
+
+
+def _reply_to_result(response: dict[str, object]) -> dict[str, object]:
+    return {
+        "decision": response["decision"],
+        "reasons": response["reasons"],
+        "memory": _strip_view(response.get("memory")),
+        "superseded": response.get("superseded", []),
+    }
+
+
+def _strip_view(memory: object) -> object:
+    if isinstance(memory, dict):
+        return {k: v for k, v in memory.items() if k != "verified"}
+    return memory

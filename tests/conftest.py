@@ -1,0 +1,133 @@
+"""Shared fixtures: one embedded PostgreSQL per test session, a fresh database
+per test module, the real offline embedder, and a local HTTP front."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import tempfile
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+
+REPO = Path(__file__).resolve().parents[1]
+_db_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    import pgserver
+
+    root = Path(tempfile.mkdtemp(prefix="memory-tests-"))
+    server = pgserver.get_server(root / "pg", cleanup_mode="delete")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder
+
+    return MiniLMOnnxEmbedder()
+
+
+def create_database(pg_server: Any) -> str:
+    name = f"t{next(_db_counter)}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return pg_server.get_uri(name)
+
+
+@pytest.fixture(scope="module")
+def database_url(pg_server: Any) -> str:
+    return create_database(pg_server)
+
+
+@pytest.fixture(scope="module")
+def container(database_url: str, embedder: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from agent_memory.bootstrap import build_container, set_container
+    from agent_memory.config import Settings
+
+    settings = Settings(
+        database_url=database_url,
+        data_dir=tmp_path_factory.mktemp("data"),
+        jwt_secret="test-secret-" + "x" * 32,
+        pool_max_size=12,
+    )
+    c = build_container(settings, embedder=embedder)
+    set_container(c)
+    yield c
+    set_container(None)
+    c.close()
+
+
+@dataclass
+class HttpReply:
+    status: int
+    body: Any
+    headers: dict[str, str]
+
+
+class ApiClient:
+    """A tiny HTTP client for the local front, with tokens signed by its secret."""
+
+    def __init__(self, base: str, secret: str) -> None:
+        self.base = base
+        self.secret = secret
+
+    def token(self, tenant: str, sub: str, roles: list[str], clearance: str = "internal") -> str:
+        from agent_memory.api.identity import issue_token
+
+        return issue_token(self.secret, tenant_id=tenant, sub=sub, roles=roles, clearance=clearance)
+
+    def request(self, method: str, path: str, body: Any = None, *, token: str | None = None,
+                raw: bytes | None = None, headers: dict[str, str] | None = None) -> HttpReply:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        hdrs = {"Content-Type": "application/json", **(headers or {})}
+        if token:
+            hdrs["Authorization"] = f"Bearer {token}"
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=hdrs)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                payload = resp.read()
+                status, resp_headers = resp.status, dict(resp.headers)
+        except urllib.error.HTTPError as err:
+            payload, status, resp_headers = err.read(), err.code, dict(err.headers)
+        try:
+            parsed = json.loads(payload) if payload else None
+        except ValueError:
+            parsed = payload.decode()
+        return HttpReply(status, parsed, resp_headers)
+
+    def get(self, path: str, **kw: Any) -> HttpReply:
+        return self.request("GET", path, **kw)
+
+    def post(self, path: str, body: Any = None, **kw: Any) -> HttpReply:
+        return self.request("POST", path, body, **kw)
+
+
+@pytest.fixture(scope="module")
+def api(container: Any) -> Iterator[ApiClient]:
+    from agent_memory.local.server import LocalApi, make_http_server, serve_in_thread
+
+    secret = container.settings.jwt_secret.get_secret_value()
+    server = make_http_server(LocalApi(secret, container.settings.max_body_bytes), "127.0.0.1", 0)
+    serve_in_thread(server)
+    host, port = server.server_address[:2]
+    yield ApiClient(f"http://{host}:{port}", secret)
+    server.shutdown()
+    server.server_close()

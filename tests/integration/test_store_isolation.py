@@ -1,0 +1,85 @@
+"""Row-level security and the storage invariants, on the real embedded PostgreSQL."""
+
+import psycopg
+import pytest
+
+from agent_memory.domain.records import MemoryWrite, Principal
+from agent_memory.domain.enums import Role
+
+pytestmark = pytest.mark.integration
+
+
+def agent(tenant: str) -> Principal:
+    return Principal(sub=f"agent@{tenant}", tenant_id=tenant, roles=frozenset({Role.AGENT}))
+
+
+def remember(container, tenant: str, subject: str, content: str):
+    return container.gateway.write(
+        agent(tenant),
+        MemoryWrite(subject_id=subject, type="episode", content=content, source={"kind": "customer_confirmed"}),
+    )
+
+
+def test_given_two_tenants_when_a_query_forgets_its_tenant_filter_then_it_still_sees_only_its_tenant(container):
+    remember(container, "tenant-a", "S-1", "Tenant A migrated to the new billing portal")
+    remember(container, "tenant-b", "S-1", "Tenant B asked about invoice exports")
+    with container.db.tenant_transaction("tenant-a") as conn:
+        rows = conn.execute("SELECT tenant_id, content FROM memory_records").fetchall()  # no WHERE on purpose
+        events = conn.execute("SELECT DISTINCT tenant_id FROM memory_events").fetchall()
+    assert {r["tenant_id"] for r in rows} == {"tenant-a"}
+    assert {r["tenant_id"] for r in events} == {"tenant-a"}
+
+
+def test_given_no_tenant_context_when_querying_then_nothing_is_visible(container):
+    remember(container, "tenant-c", "S-2", "Tenant C renewed early")
+    with container.db.transaction() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM memory_records").fetchone()["n"] == 0
+
+
+def test_given_the_app_connection_then_it_runs_as_a_role_that_owns_nothing(container):
+    with container.db.transaction() as conn:
+        row = conn.execute(
+            "SELECT current_user AS who, (SELECT tableowner FROM pg_tables WHERE tablename = 'memory_records') AS owner,"
+            " (SELECT rolbypassrls FROM pg_roles WHERE rolname = current_user) AS bypass"
+        ).fetchone()
+    assert row["who"] == "memory_app" and row["owner"] != "memory_app" and row["bypass"] is False
+
+
+def test_given_a_row_of_another_tenant_when_inserting_then_rls_refuses_it(container):
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        with container.db.tenant_transaction("tenant-a") as conn:
+            conn.execute(
+                "INSERT INTO tombstones (tenant_id, subject_id, content_hash) VALUES ('tenant-b', 'S', 'h')"
+            )
+
+
+def test_given_an_active_slot_when_a_second_active_row_is_forced_in_then_the_index_refuses(container):
+    w = MemoryWrite(subject_id="S-9", type="preference", slot="preference.contact_channel",
+                    content="Prefers email", source={"kind": "customer_confirmed"})
+    result = container.gateway.write(agent("tenant-a"), w)
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        with container.db.tenant_transaction("tenant-a") as conn:
+            conn.execute(
+                """INSERT INTO memory_records (id, tenant_id, subject_id, scope, type, category, slot, content, source,
+                       actor, authority, authority_rank, confidence, sensitivity, sensitivity_rank, status, created_at,
+                       effective_at, content_hash)
+                   SELECT 'mem_forged', tenant_id, subject_id, scope, type, category, slot, 'Prefers phone', source,
+                       actor, authority, authority_rank, confidence, sensitivity, sensitivity_rank, 'active', created_at,
+                       effective_at, 'other' FROM memory_records WHERE id = %s""",
+                (result.memory.id,),
+            )
+
+
+def test_given_the_audit_log_when_the_app_tries_to_edit_a_row_then_it_is_refused(container):
+    remember(container, "tenant-a", "S-3", "Tenant A asked for a QBR deck")
+    with pytest.raises(psycopg.errors.Error):
+        with container.db.tenant_transaction("tenant-a") as conn:
+            conn.execute("UPDATE memory_events SET reason = 'edited'")
+
+
+def test_given_a_stored_dimension_when_the_setting_differs_then_start_fails_clearly(container):
+    from agent_memory.adapters.postgres.database import migrate
+    from agent_memory.domain.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="dimension mismatch"):
+        migrate(container.settings.database_url, embedding_dim=1536, embedding_model="openai:text-embedding-3-small")
