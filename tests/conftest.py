@@ -57,8 +57,18 @@ def database_url(pg_server: Any) -> str:
     return create_database(pg_server)
 
 
+@pytest.fixture(scope="session")
+def local_aws() -> Iterator[Any]:
+    """moto in-process, with the queue, dead-letter queue and bucket the stack creates."""
+    from agent_memory.local.aws import start_local_aws
+
+    aws = start_local_aws(region="us-east-1", max_receive_count=3, visibility_timeout_s=0)
+    yield aws
+    aws.stop()
+
+
 @pytest.fixture(scope="module")
-def container(database_url: str, embedder: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def container(database_url: str, embedder: Any, local_aws: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.config import Settings
 
@@ -67,6 +77,9 @@ def container(database_url: str, embedder: Any, tmp_path_factory: pytest.TempPat
         data_dir=tmp_path_factory.mktemp("data"),
         jwt_secret="test-secret-" + "x" * 32,
         pool_max_size=12,
+        aws_endpoint_url=local_aws.endpoint_url,
+        extraction_queue_url=local_aws.queue_url,
+        transcripts_bucket=local_aws.bucket,
     )
     c = build_container(settings, embedder=embedder)
     set_container(c)

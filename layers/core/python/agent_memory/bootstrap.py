@@ -15,7 +15,16 @@ from agent_memory.adapters.postgres.store import PostgresStore
 from agent_memory.config import Settings
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
+from agent_memory.ports.extractor import Extractor
+from agent_memory.ports.messaging import ObjectStore, Queue
+from agent_memory.ports.system_of_record import SystemOfRecord
+from agent_memory.services.access_log import AccessLogSealer
+from agent_memory.services.erasure import ErasureService, LocalErasureRunner
+from agent_memory.services.extraction import ExtractionWorker
+from agent_memory.services.lifecycle import LifecycleService
 from agent_memory.services.policies import PolicyRegistry
+from agent_memory.services.retrieval import RetrievalBroker
+from agent_memory.services.sessions import SessionService
 from agent_memory.services.reads import ReadService
 from agent_memory.services.review import ReviewService
 from agent_memory.services.write_gateway import WriteGateway
@@ -31,6 +40,15 @@ class Container:
     gateway: WriteGateway
     review: ReviewService
     reads: ReadService
+    system_of_record: SystemOfRecord
+    broker: RetrievalBroker
+    access_log: AccessLogSealer
+    queue: Queue | None
+    objects: ObjectStore | None
+    sessions: SessionService
+    extraction: ExtractionWorker
+    erasure: ErasureService
+    lifecycle: LifecycleService
     extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
@@ -53,6 +71,53 @@ def build_embedder(settings: Settings) -> Embedder:
     return MiniLMOnnxEmbedder()
 
 
+def build_extractor(settings: Settings) -> Extractor:
+    if settings.extractor == "llm":
+        from agent_memory.adapters.extractors.llm import LlmExtractor
+
+        return LlmExtractor(
+            model=settings.llm_model,
+            api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,
+            base_url=settings.llm_base_url,
+            timeout_s=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
+        )
+    from agent_memory.adapters.extractors.rules import RulesExtractor
+
+    return RulesExtractor()
+
+
+def build_messaging(settings: Settings) -> tuple[Queue | None, ObjectStore | None]:
+    from agent_memory.adapters.aws import S3ObjectStore, SqsQueue
+
+    queue = (
+        SqsQueue(settings.extraction_queue_url, endpoint_url=settings.aws_endpoint_url, region=settings.aws_region)
+        if settings.extraction_queue_url
+        else None
+    )
+    objects = (
+        S3ObjectStore(settings.transcripts_bucket, endpoint_url=settings.aws_endpoint_url, region=settings.aws_region)
+        if settings.transcripts_bucket
+        else None
+    )
+    return queue, objects
+
+
+def build_system_of_record(settings: Settings, db: Database) -> SystemOfRecord:
+    if settings.sor_url:
+        from agent_memory.adapters.sor.http import HttpSystemOfRecord
+
+        return HttpSystemOfRecord(
+            settings.sor_url,
+            timeout_s=settings.sor_timeout_s,
+            cache_seconds=settings.sor_cache_seconds,
+            token=settings.sor_token.get_secret_value() if settings.sor_token else None,
+        )
+    from agent_memory.adapters.sor.local import LocalSystemOfRecord
+
+    return LocalSystemOfRecord(db, ttl_seconds=min(settings.sor_cache_seconds, 5.0))
+
+
 def database_url(settings: Settings) -> str:
     if settings.database_url:
         return settings.database_url
@@ -62,7 +127,7 @@ def database_url(settings: Settings) -> str:
 
 
 def build_container(settings: Settings | None = None, *, embedder: Embedder | None = None,
-                    run_migrations: bool = True) -> Container:
+                    extractor: Extractor | None = None, run_migrations: bool = True) -> Container:
     settings = settings or Settings()
     embedder = embedder or build_embedder(settings)
     if embedder.dimension != settings.embedding_dim:
@@ -75,18 +140,62 @@ def build_container(settings: Settings | None = None, *, embedder: Embedder | No
     _check_dimension(db, settings.embedding_dim)
     store = PostgresStore(db)
     policies = PolicyRegistry(store, settings.default_policy)
+    sor = build_system_of_record(settings, db)
+    queue, objects = build_messaging(settings)
+    gateway = WriteGateway(store, embedder, policies)
     container = Container(
         settings=settings,
         db=db,
         store=store,
         embedder=embedder,
         policies=policies,
-        gateway=WriteGateway(store, embedder, policies),
+        gateway=gateway,
         review=ReviewService(store),
         reads=ReadService(store),
+        system_of_record=sor,
+        broker=RetrievalBroker(store, embedder, policies, sor),
+        access_log=AccessLogSealer(store),
+        queue=queue,
+        objects=objects,
+        sessions=SessionService(store, queue, objects),
+        extraction=ExtractionWorker(store, objects, extractor or (lambda: build_extractor(settings)), gateway,
+                                    max_receive_count=settings.max_receive_count),
+        erasure=ErasureService(store, objects, invalidate_caches=_sor_cache_invalidator(sor)),
+        lifecycle=LifecycleService(store, policies, objects, transcript_ttl_days=settings.transcript_ttl_days),
     )
+    container.lifecycle.seal_access_log = container.access_log.seal_tenant
+    container.erasure.start_workflow = _workflow_starter(settings, container.erasure)
+    from agent_memory.domain.tokens import count_tokens
+
+    count_tokens("warm up")  # load the tokenizer vocabularies now, not on the first request
     logger.info("container built", extra={"embedder": embedder.name, "embedding_dim": settings.embedding_dim})
     return container
+
+
+def _sor_cache_invalidator(sor: SystemOfRecord) -> Any:
+    def invalidate(tenant_id: str, subject_id: str) -> int:
+        cache = getattr(sor, "cache", None)
+        return cache.invalidate(lambda k: k[1] == tenant_id and k[2] == subject_id) if cache is not None else 0
+
+    return invalidate
+
+
+def _workflow_starter(settings: Settings, erasure: ErasureService) -> Any:
+    """Step Functions in AWS; locally the same steps and retries in a background thread."""
+    if settings.erasure_state_machine_arn:
+        import json
+
+        from agent_memory.adapters.aws import client
+
+        sfn = client("stepfunctions", settings.aws_endpoint_url, settings.aws_region)
+
+        def start(job: dict[str, str]) -> None:
+            sfn.start_execution(stateMachineArn=settings.erasure_state_machine_arn, name=job["erasure_id"],
+                                input=json.dumps(job))
+
+        return start
+    runner = LocalErasureRunner(erasure)
+    return runner.start_in_background
 
 
 def _check_dimension(db: Database, configured: int) -> None:

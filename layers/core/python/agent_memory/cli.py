@@ -16,31 +16,64 @@ def _settings() -> Settings:
     return Settings()
 
 
+def with_local_aws(settings: Settings) -> tuple[Settings, object | None]:
+    """Without AWS resources configured, start moto in-process with the stack's queue, DLQ and bucket."""
+    if settings.extraction_queue_url or settings.environment == "aws":
+        return settings, None
+    from agent_memory.local.aws import start_local_aws
+
+    aws = start_local_aws(region=settings.aws_region, max_receive_count=settings.max_receive_count)
+    return settings.model_copy(update={"aws_endpoint_url": aws.endpoint_url, "extraction_queue_url": aws.queue_url,
+                                       "transcripts_bucket": aws.bucket}), aws
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    import threading
+
     from agent_memory.api.identity import local_secret
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.local.server import LocalApi, make_http_server
+    from agent_memory.local.worker import QueuePoller
 
     settings = _settings()
     if args.port is not None:
         settings = settings.model_copy(update={"port": args.port})
+    settings, aws = with_local_aws(settings)
     container = build_container(settings)
     set_container(container)
     secret = local_secret(settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None)
     api = LocalApi(secret, settings.max_body_bytes)
     server = make_http_server(api, settings.host, settings.port)
+    poller = QueuePoller(settings.extraction_queue_url or "", endpoint_url=settings.aws_endpoint_url,
+                         region=settings.aws_region)
+    poller.start()
+    stop = threading.Event()
+
+    def seal_access_events() -> None:  # the local stand-in for the scheduled sealing
+        while not stop.wait(5.0):
+            try:
+                container.access_log.seal_all()
+            except Exception as exc:
+                print(f"access-log sealing failed: {type(exc).__name__}", file=sys.stderr)
+
+    threading.Thread(target=seal_access_events, name="memory-sealer", daemon=True).start()
     host, port = server.server_address[:2]
     print(f"Agent Memory Service on http://{host}:{port}/v1  (docs: http://{host}:{port}/v1/docs)", flush=True)
-    print(f"  data folder: {settings.resolved_data_dir}   token: uv run memory token --tenant T --sub S --roles agent",
-          flush=True)
+    print(f"  data folder: {settings.resolved_data_dir}", flush=True)
+    print("  a token:     uv run memory token --tenant acme --sub me --roles agent,reviewer", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         print("stopping", flush=True)
     finally:
+        stop.set()
+        poller.stop()
         server.server_close()
+        container.access_log.seal_all()
         container.close()
+        if aws is not None:
+            aws.stop()  # type: ignore[attr-defined]
     return 0
 
 
@@ -74,10 +107,53 @@ def cmd_invoke(args: argparse.Namespace) -> int:
     from agent_memory.local.lambda_context import LocalLambdaContext
 
     event = json.loads(Path(args.event).read_text())
-    set_container(build_container(_settings()))
+    settings, aws = with_local_aws(_settings())
+    container = build_container(settings)
+    set_container(container)
     spec = by_name(args.function)
-    result: Any = load_handler_module(spec).lambda_handler(event, LocalLambdaContext(function_name=spec.name))
-    print(json.dumps(result, indent=2, default=str))
+    try:
+        result: Any = load_handler_module(spec).lambda_handler(event, LocalLambdaContext(function_name=spec.name))
+        print(json.dumps(result, indent=2, default=str))
+    finally:
+        container.close()
+        if aws is not None:
+            aws.stop()  # type: ignore[attr-defined]
+    return 0
+
+
+def cmd_purge(args: argparse.Namespace) -> int:
+    from agent_memory.bootstrap import build_container
+
+    container = build_container(_settings())
+    try:
+        report = container.lifecycle.purge(dry_run=args.dry_run, consolidate=not args.no_consolidate)
+        print(json.dumps(report.as_dict(), indent=2, default=str))
+    finally:
+        container.close()
+    return 0
+
+
+def cmd_sor_set(args: argparse.Namespace) -> int:
+    from agent_memory.adapters.sor.local import LocalSystemOfRecord
+    from agent_memory.bootstrap import build_container
+
+    values: dict[str, Any] = {}
+    for pair in args.pairs:
+        if "=" not in pair:
+            raise SystemExit(f"expected field=value, got {pair!r}")
+        k, v = pair.split("=", 1)
+        try:
+            values[k] = json.loads(v)
+        except ValueError:
+            values[k] = v
+    container = build_container(_settings())
+    try:
+        if not isinstance(container.system_of_record, LocalSystemOfRecord):
+            raise SystemExit("MEMORY_SOR_URL is set: values live in that system, not in the local table")
+        container.system_of_record.set_values(args.tenant, args.subject, values)
+        print(json.dumps({"tenant": args.tenant, "subject": args.subject, "values": values}))
+    finally:
+        container.close()
     return 0
 
 
@@ -130,6 +206,19 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("verify-audit", help="recompute every tenant's audit hash chain")
     s.add_argument("--tenant")
     s.set_defaults(func=cmd_verify_audit)
+
+    s = sub.add_parser("purge", help="run the lifecycle purge now (expire, delete, consolidate)")
+    s.add_argument("--dry-run", action="store_true", help="count what would change, change nothing")
+    s.add_argument("--no-consolidate", action="store_true")
+    s.set_defaults(func=cmd_purge)
+
+    sor = sub.add_parser("sor", help="the local system of record (development)")
+    sor_sub = sor.add_subparsers(dest="sor_command", required=True)
+    s = sor_sub.add_parser("set", help="set live values: memory sor set --tenant T --subject S plan_tier=enterprise")
+    s.add_argument("--tenant", required=True)
+    s.add_argument("--subject", required=True)
+    s.add_argument("pairs", nargs="+", metavar="field=value")
+    s.set_defaults(func=cmd_sor_set)
 
     s = sub.add_parser("policy", help="set a tenant's policy profile")
     s.add_argument("--tenant", required=True)

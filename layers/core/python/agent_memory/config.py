@@ -23,7 +23,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, validation_alias="PORT", ge=0, le=65535)
     host: str = "127.0.0.1"
     jwt_secret: SecretStr | None = None
-    max_body_bytes: int = 262_144
+    max_body_bytes: int = 2_097_152  # transport limit of the local front; each route enforces its own
 
     # Embeddings: the dimension is checked against the database at start.
     embedder: Literal["local-minilm-onnx", "openai"] = "local-minilm-onnx"
@@ -32,6 +32,28 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = None
     openai_embedding_model: str = "text-embedding-3-small"
     openai_timeout_s: float = 10.0
+
+    # System of record: HTTP when a URL is set, else the local table (`memory sor set`).
+    sor_url: str | None = None
+    sor_token: SecretStr | None = None
+    sor_timeout_s: float = Field(default=0.5, gt=0, le=10)
+    sor_cache_seconds: float = Field(default=60.0, ge=0, le=300)
+
+    # AWS resources (locally: moto, started by `memory serve`, reached through aws_endpoint_url).
+    aws_region: str = Field(default="us-east-1", validation_alias="AWS_REGION")
+    aws_endpoint_url: str | None = None
+    extraction_queue_url: str | None = None
+    transcripts_bucket: str | None = None
+    transcript_ttl_days: int = Field(default=7, ge=1, le=30)
+    max_receive_count: int = Field(default=3, ge=1, le=20)
+    extractor: Literal["rules", "llm"] = "rules"
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout_s: float = Field(default=20.0, gt=0, le=120)
+    llm_max_retries: int = Field(default=2, ge=0, le=5)
+
+    erasure_state_machine_arn: str | None = None
 
     default_policy: str = "crm"
     environment: Literal["local", "aws"] = "local"

@@ -31,16 +31,16 @@ def _request_id(app: APIGatewayRestResolver) -> str | None:
         return None
 
 
-def _body_limit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
-    body = app.current_event.body or ""
-    if len(body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
-        raise PayloadTooLarge(f"request body exceeds {MAX_BODY_BYTES} bytes", field="body")
-    return next_middleware(app)
-
-
-def create_app() -> APIGatewayRestResolver:
+def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True)
-    app.use(middlewares=[_body_limit])
+
+    def body_limit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
+        body = app.current_event.body or ""
+        if len(body.encode("utf-8", "surrogatepass")) > max_body_bytes:
+            raise PayloadTooLarge(f"request body exceeds {max_body_bytes} bytes", field="body")
+        return next_middleware(app)
+
+    app.use(middlewares=[body_limit])
 
     @app.exception_handler(DomainError)
     def _domain(exc: DomainError) -> Response:

@@ -75,7 +75,9 @@ def classify(
     if memory_type in APPEND_ONLY_TYPES and slot:
         raise InvalidRequest(f"{memory_type.value} is append-only and takes no slot", field="slot")
 
-    if memory_type in SLOT_REQUIRED_TYPES and authority in INFERENCE_AUTHORITIES:
+    # Commercial terms stay facts whoever mentions them: they wait for a reviewer anyway.
+    held_for_approval = category in policy.approval_required_categories
+    if memory_type in SLOT_REQUIRED_TYPES and authority in INFERENCE_AUTHORITIES and not held_for_approval:
         # "only an explicit statement by the customer (an inference becomes an observation)"
         reasons.append(f"{memory_type.value}_inferred_not_stated")
         memory_type, category, slot = MemoryType.OBSERVATION, default_category(MemoryType.OBSERVATION), None

@@ -124,6 +124,8 @@ class WriteGateway:
                     raise Conflict("idempotency_key was already used for a different request", field="idempotency_key")
                 return WriteResult.model_validate({**_reply_to_result(prior.response), "replayed": True})
 
+        # Shared subject lock: an erasure's purge takes it exclusively, so no write slips past it.
+        session.lock_subject(clean.subject_id)
         if candidate.slot:
             session.lock_slot(clean.subject_id, candidate.slot)
         ctx = session.admission_context(
@@ -140,9 +142,10 @@ class WriteGateway:
 
         if candidate.final is Decision.REJECTED:
             decision = Decision.REJECTED
-        elif ctx.tombstoned:
-            decision, reasons = Decision.REJECTED, [*reasons, "tombstoned"]
-        elif ctx.duplicate is not None:
+        elif ctx.tombstoned or ctx.erasing:
+            decision = Decision.REJECTED
+            reasons = [*reasons, "tombstoned" if ctx.tombstoned else "erasure_in_progress"]
+        elif ctx.duplicate is not None and not _confirms_with_more_authority(candidate, ctx.duplicate):
             decision, duplicate = Decision.DUPLICATE, ctx.duplicate
             reasons.append("duplicate_content")
         elif candidate.final is Decision.QUARANTINED:
@@ -157,7 +160,7 @@ class WriteGateway:
                     embedding=embedding,
                     min_similarity=near_duplicate_similarity,
                 )
-            if near is not None:
+            if near is not None and not _confirms_with_more_authority(candidate, near):
                 decision, duplicate = Decision.DUPLICATE, near
                 reasons.append("near_duplicate")
             else:
@@ -204,7 +207,8 @@ class WriteGateway:
         result = WriteResult(decision=decision, reasons=reasons, memory=record, superseded=superseded)
         if key:
             session.save_idempotent_reply(
-                key, IdempotentReply(fingerprint, result.public_view(), 201), record.id if record else None
+                key, IdempotentReply(fingerprint, result.public_view(), 201), record.id if record else None,
+                clean.subject_id,
             )
         logger.info(
             "memory write decided",
@@ -261,6 +265,11 @@ class WriteGateway:
             embedding_model=self.embedder.name if Flag.EMBEDDING_PENDING.value not in flags else None,
             last_validated_at=now if decision is Decision.ADMITTED else None,
         )
+
+
+def _confirms_with_more_authority(candidate: Classified, existing: MemoryRecord) -> bool:
+    """Same content from a stronger source is a confirmation: it supersedes rather than dedupes."""
+    return candidate.authority.rank > existing.authority.rank and candidate.final is None
 
 
 def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -12,6 +13,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.database import Database
+from agent_memory.adapters.postgres.lifecycle import LifecycleQueries
 from agent_memory.domain.enums import Authority, Sensitivity
 from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
@@ -32,7 +34,7 @@ def row_to_record(row: dict[str, Any]) -> MemoryRecord:
     return MemoryRecord.model_validate({k: row[k] for k in _FIELDS})
 
 
-class PostgresTenantSession:
+class PostgresTenantSession(LifecycleQueries):
     """One tenant-scoped transaction (see Database.tenant_transaction)."""
 
     def __init__(self, conn: psycopg.Connection, tenant_id: str) -> None:
@@ -67,7 +69,9 @@ class PostgresTenantSession:
                   AND status IN ('active', 'pending_approval', 'contested', 'quarantined')
                 ORDER BY created_at LIMIT 1) AS duplicate_id,
               EXISTS (SELECT 1 FROM tombstones
-                WHERE tenant_id = %(t)s AND (content_hash = %(h)s OR lineage_key = ANY(%(lk)s))) AS tombstoned
+                WHERE tenant_id = %(t)s AND (content_hash = %(h)s OR lineage_key = ANY(%(lk)s))) AS tombstoned,
+              EXISTS (SELECT 1 FROM erasure_requests
+                WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'running') AS erasing
             """,
             {"t": self.tenant_id, "s": subject_id, "slot": slot, "h": content_hash, "lk": list(lineage_keys)},
         ).fetchone()
@@ -76,7 +80,8 @@ class PostgresTenantSession:
         duplicate = None
         if row["duplicate_id"]:
             duplicate = active if active and active.id == row["duplicate_id"] else self.get_record(row["duplicate_id"])
-        return AdmissionContext(active=active, duplicate=duplicate, tombstoned=bool(row["tombstoned"]))
+        return AdmissionContext(active=active, duplicate=duplicate, tombstoned=bool(row["tombstoned"]),
+                                erasing=bool(row["erasing"]))
 
     def near_duplicate(
         self, *, subject_id: str, memory_type: str, slot: str | None, embedding: np.ndarray, min_similarity: float
@@ -238,6 +243,120 @@ class PostgresTenantSession:
             (embedding, model, self.tenant_id, memory_id),
         )
 
+    # -- retrieval ---------------------------------------------------------------
+    def retrieval_candidates(
+        self,
+        *,
+        subject_id: str,
+        query_embedding: np.ndarray | None,
+        query_text: str,
+        types: Sequence[str] | None,
+        max_sensitivity_rank: int,
+        now: datetime,
+        per_signal: int,
+    ) -> list[tuple[MemoryRecord, float | None, float]]:
+        """Authorized candidates: active, unexpired, within clearance and the subject, by both signals.
+
+        The scan stays inside the (tenant, subject) B-tree range and ranks exactly:
+        per-subject recall never depends on an approximate index.
+        """
+        rows = self.conn.execute(
+            f"""
+            WITH scoped AS MATERIALIZED (
+                SELECT id,
+                       CASE WHEN %(q)s::vector IS NULL OR embedding IS NULL THEN NULL
+                            ELSE 1 - (embedding <=> %(q)s::vector) END AS similarity,
+                       CASE WHEN numnode(to_tsquery('english', %(tsq)s)) = 0 THEN 0
+                            ELSE ts_rank_cd(content_tsv, to_tsquery('english', %(tsq)s)) END AS lexical
+                  FROM memory_records
+                 WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'active'
+                   AND (expires_at IS NULL OR expires_at > %(now)s)
+                   AND sensitivity_rank <= %(clr)s
+                   AND (%(types)s::text[] IS NULL OR type = ANY(%(types)s))
+            ),
+            by_vector AS (SELECT id FROM scoped WHERE similarity IS NOT NULL
+                          ORDER BY similarity DESC, id LIMIT %(n)s),
+            by_text AS (SELECT id FROM scoped WHERE lexical > 0 ORDER BY lexical DESC, id LIMIT %(n)s),
+            pinned AS (SELECT id FROM memory_records
+                        WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'active' AND type = 'fact'
+                          AND authority IN ('system_of_record', 'human_verified')
+                          AND (expires_at IS NULL OR expires_at > %(now)s) AND sensitivity_rank <= %(clr)s
+                          AND (%(types)s::text[] IS NULL OR type = ANY(%(types)s))
+                        LIMIT %(n)s)
+            SELECT {", ".join("r." + c for c in _FIELDS)}, s.similarity, s.lexical
+              FROM scoped s JOIN memory_records r ON r.id = s.id
+             WHERE s.id IN (SELECT id FROM by_vector UNION SELECT id FROM by_text UNION SELECT id FROM pinned)
+            """,
+            {
+                "t": self.tenant_id,
+                "s": subject_id,
+                "q": query_embedding,
+                "tsq": _or_tsquery(query_text),
+                "now": now,
+                "clr": max_sensitivity_rank,
+                "types": list(types) if types else None,
+                "n": per_signal,
+            },
+        ).fetchall()
+        return [(row_to_record(r), r["similarity"], float(r["lexical"] or 0.0)) for r in rows]
+
+    def log_retrieval(self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]) -> str:
+        log_id = new_id("acc")
+        self.conn.execute(
+            """INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)
+               VALUES (%s, %s, %s, %s, %s, %s)""",
+            (self.tenant_id, log_id, subject_id, actor, list(memory_ids), Jsonb(payload)),
+        )
+        return log_id
+
+    def pending_retrieval_logs(self, limit: int) -> list[dict[str, Any]]:
+        return self.conn.execute(
+            """SELECT id, subject_id, actor, memory_ids, payload, created_at FROM retrieval_log
+                WHERE tenant_id = %s ORDER BY created_at, id LIMIT %s FOR UPDATE SKIP LOCKED""",
+            (self.tenant_id, limit),
+        ).fetchall()
+
+    def delete_retrieval_logs(self, ids: Sequence[str]) -> None:
+        self.conn.execute("DELETE FROM retrieval_log WHERE tenant_id = %s AND id = ANY(%s)",
+                          (self.tenant_id, list(ids)))
+
+    def mark_needs_revalidation(self, memory_ids: Sequence[str]) -> list[str]:
+        rows = self.conn.execute(
+            """UPDATE memory_records SET needs_revalidation = true
+                WHERE tenant_id = %s AND id = ANY(%s) AND NOT needs_revalidation RETURNING id""",
+            (self.tenant_id, list(memory_ids)),
+        ).fetchall()
+        return [r["id"] for r in rows]
+
+    # -- sessions --------------------------------------------------------------
+    def get_session(self, session_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
+        lock = " FOR UPDATE" if for_update else ""
+        return self.conn.execute(
+            f"SELECT * FROM sessions WHERE tenant_id = %s AND session_id = %s{lock}", (self.tenant_id, session_id)
+        ).fetchone()
+
+    def insert_session(self, **fields: Any) -> None:
+        self.conn.execute(
+            """INSERT INTO sessions (tenant_id, session_id, subject_id, ticket_id, channel, occurred_at,
+                                     transcript_hash, transcript_key, turns, status)
+               VALUES (%(tenant_id)s, %(session_id)s, %(subject_id)s, %(ticket_id)s, %(channel)s, %(occurred_at)s,
+                       %(transcript_hash)s, %(transcript_key)s, %(turns)s, 'queued')""",
+            {"tenant_id": self.tenant_id, **fields},
+        )
+
+    _SESSION_FIELDS = frozenset({"status", "attempts", "outcome", "memory_ids", "failure_reason", "extractor"})
+
+    def update_session(self, session_id: str, **fields: Any) -> None:
+        unknown = set(fields) - self._SESSION_FIELDS
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        params = {k: (Jsonb(v) if k == "outcome" else v) for k, v in fields.items()}
+        sets = ", ".join(f"{k} = %({k})s" for k in params)
+        self.conn.execute(
+            f"UPDATE sessions SET {sets}, updated_at = now() WHERE tenant_id = %(t)s AND session_id = %(sid)s",
+            {**params, "t": self.tenant_id, "sid": session_id},
+        )
+
     # -- audit -----------------------------------------------------------------
     def append_events(self, events: Sequence[NewEvent]) -> list[AuditEvent]:
         """Append events to the tenant's hash chain (serialized by the head row lock)."""
@@ -322,11 +441,13 @@ class PostgresTenantSession:
             return None
         return IdempotentReply(fingerprint=row["fingerprint"], response=row["response"], status=row["status"])
 
-    def save_idempotent_reply(self, key: str, reply: IdempotentReply, memory_id: str | None) -> None:
+    def save_idempotent_reply(
+        self, key: str, reply: IdempotentReply, memory_id: str | None, subject_id: str | None = None
+    ) -> None:
         self.conn.execute(
-            """INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status, response, memory_id)
-               VALUES (%s, %s, %s, %s, %s, %s)""",
-            (self.tenant_id, key, reply.fingerprint, reply.status, Jsonb(reply.response), memory_id),
+            """INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status, response, memory_id, subject_id)
+               VALUES (%s, %s, %s, %s, %s, %s, %s)""",
+            (self.tenant_id, key, reply.fingerprint, reply.status, Jsonb(reply.response), memory_id, subject_id),
         )
 
     def tenant_policy(self) -> tuple[str, dict[str, Any]] | None:
@@ -342,6 +463,12 @@ class PostgresTenantSession:
                                                      updated_at = now()""",
             (self.tenant_id, profile, Jsonb(overrides)),
         )
+
+
+def _or_tsquery(text: str) -> str:
+    """Any-term full-text query: the words of the query OR-ed (plainto_tsquery ANDs them)."""
+    words = re.findall(r"[A-Za-z0-9]+", text.lower())[:64]
+    return " | ".join(f"'{w}'" for w in dict.fromkeys(words)) if words else ""
 
 
 class PostgresStore:

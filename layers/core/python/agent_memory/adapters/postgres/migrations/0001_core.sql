@@ -59,7 +59,11 @@ CREATE TABLE memory_records (
     -- Dimension is fixed per deployment by the first `memory migrate` (see deployment_settings).
     embedding          vector,
     embedding_model    text,
-    content_tsv        tsvector GENERATED ALWAYS AS (to_tsvector('english', content)) STORED
+    -- Full-text entries exist only while a record can be retrieved or reviewed: expiry,
+    -- supersession and erasure drop them with the status change, no separate purge.
+    content_tsv        tsvector GENERATED ALWAYS AS (
+                           CASE WHEN status IN ('active', 'pending_approval', 'contested')
+                                THEN to_tsvector('english', content) END) STORED
 );
 
 -- INV-MEM-03: never two active versions of one slot.

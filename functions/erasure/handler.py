@@ -1,0 +1,53 @@
+"""Subject erasure (start, status and receipt) and legal holds."""
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_memory.api.http import create_app, current_principal, json_response
+from agent_memory.bootstrap import get_container
+from agent_memory.observability import logger, metrics, tracer
+from agent_memory.services.erasure import ErasureRequest
+
+app = create_app()
+
+
+class LegalHold(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    hold: bool
+    reason: str = Field(min_length=1, max_length=500)
+
+
+@app.post("/v1/subjects/<subject_id>/erasure", summary="Erase a subject from every layer (GDPR Art. 17)")
+def request_erasure(subject_id: str, body: ErasureRequest) -> Response[dict[str, Any]]:
+    return json_response(202, get_container().erasure.request(current_principal(app), subject_id, body))
+
+
+@app.get("/v1/erasures/<erasure_id>", summary="Erasure steps and, once verified, the receipt")
+def erasure_status(erasure_id: str) -> dict[str, Any]:
+    view = get_container().erasure.status(current_principal(app), erasure_id)
+    if view["deadline_passed"]:
+        metrics.add_metric(name="ErasureDeadlineMissed", unit="Count", value=1)
+    return view
+
+
+@app.post("/v1/subjects/<subject_id>/legal-hold", summary="Set or clear a subject's legal hold")
+def subject_hold(subject_id: str, body: LegalHold) -> dict[str, Any]:
+    return get_container().lifecycle.set_subject_hold(current_principal(app), subject_id, hold=body.hold,
+                                                      reason=body.reason)
+
+
+@app.post("/v1/memories/<memory_id>/legal-hold", summary="Set or clear one memory's legal hold")
+def record_hold(memory_id: str, body: LegalHold) -> dict[str, Any]:
+    return get_container().lifecycle.set_record_hold(current_principal(app), memory_id, hold=body.hold,
+                                                     reason=body.reason)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

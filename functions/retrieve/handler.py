@@ -1,0 +1,34 @@
+"""POST /v1/retrieve: the memory context for an agent's next turn."""
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agent_memory.api.http import create_app, current_principal
+from agent_memory.bootstrap import get_container
+from agent_memory.observability import logger, metrics, tracer
+from agent_memory.services.retrieval import RetrieveRequest
+
+app = create_app()
+
+
+@app.post("/v1/retrieve", summary="Authorized, fresh, conflict-free, budgeted memory context")
+def retrieve(body: RetrieveRequest) -> dict[str, Any]:
+    result = get_container().broker.retrieve(current_principal(app), body)
+    metrics.add_metric(name="RetrievalLatency", unit=MetricUnit.Milliseconds, value=result.timings_ms["total"])
+    metrics.add_metric(name="RetrievalDbLatency", unit=MetricUnit.Milliseconds, value=result.timings_ms["db"])
+    metrics.add_metric(name="RetrievalCandidates", unit=MetricUnit.Count, value=result.candidates)
+    metrics.add_metric(name="RetrievalReturned", unit=MetricUnit.Count, value=len(result.memories))
+    for reason, n in result.excluded.items():
+        metrics.add_metric(name=f"RetrievalExcluded_{reason}", unit=MetricUnit.Count, value=n)
+    if result.live_unavailable:
+        metrics.add_metric(name="SystemOfRecordUnavailable", unit=MetricUnit.Count, value=1)
+    return result.public_view()
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,31 @@
+"""POST /v1/sessions/{id}/close (202, queued) and GET /v1/sessions/{id} (outcome)."""
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agent_memory.api.http import create_app, current_principal, json_response
+from agent_memory.bootstrap import get_container
+from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES
+from agent_memory.observability import logger, metrics, tracer
+from agent_memory.services.sessions import CloseSessionRequest
+
+app = create_app(max_body_bytes=MAX_TRANSCRIPT_BYTES)
+
+
+@app.post("/v1/sessions/<session_id>/close", summary="Queue a closed session for extraction")
+def close_session(session_id: str, body: CloseSessionRequest) -> Response[dict[str, Any]]:
+    return json_response(202, get_container().sessions.close(current_principal(app), session_id, body))
+
+
+@app.get("/v1/sessions/<session_id>", summary="A session's extraction outcome")
+def session_status(session_id: str) -> dict[str, Any]:
+    return get_container().sessions.status(current_principal(app), session_id)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,149 @@
+"""The LLM extractor: any OpenAI-compatible endpoint, structured outputs.
+
+The transcript goes in as data (a JSON array inside delimiters), never as
+instructions; the prompt is a versioned file. The model's answer is parsed
+into a pydantic schema; anything malformed is rejected with a reason and
+nothing is admitted. Timeouts are retried by the SDK, then surface as
+retryable errors (the queue redelivers).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_memory.domain.enums import Authority, MemoryType
+from agent_memory.domain.extraction import (
+    EPISODE_SUMMARY_MAX_CHARS,
+    CandidateMemory,
+    ExtractionResult,
+    Speaker,
+    Transcript,
+)
+from agent_memory.domain.records import SourceSpan
+from agent_memory.domain.sanitize import mask_identifiers
+from agent_memory.domain.screening import screen_for_instructions
+from agent_memory.ports.extractor import ExtractionFailed
+
+PROMPT_VERSION = "extract_v1"
+
+
+class LlmCandidate(BaseModel):
+    type: Literal["preference", "fact", "episode", "resolution", "observation", "sentiment", "commitment"]
+    category: str | None = None
+    slot: str | None = None
+    turn: int = Field(ge=0)
+    quote: str = Field(min_length=1, max_length=2000)
+    content: str = Field(min_length=1, max_length=1000)
+    confidence: float = Field(ge=0.0, le=1.0)
+    flags: list[str] = Field(default_factory=list)
+
+
+class LlmExtraction(BaseModel):
+    candidates: list[LlmCandidate] = Field(max_length=100)
+    summary: str = Field(max_length=2000)
+    injection_detected: bool = False
+
+
+# What each speaker may create (who said it matters).
+ALLOWED: dict[Speaker, set[str]] = {
+    Speaker.CUSTOMER: {"preference", "fact", "episode", "sentiment", "resolution", "observation"},
+    Speaker.AGENT: {"commitment", "observation", "fact", "episode"},
+    Speaker.SYSTEM: {"episode", "resolution", "fact"},
+}
+
+
+def load_prompt(version: str = PROMPT_VERSION) -> str:
+    return (resources.files("agent_memory.adapters.extractors") / "prompts" / f"{version}.md").read_text()
+
+
+class LlmExtractor:
+    name = "llm"
+
+    def __init__(self, *, model: str, api_key: str | None, base_url: str | None, timeout_s: float = 20.0,
+                 max_retries: int = 2) -> None:
+        from openai import OpenAI
+
+        self.model = model
+        self.version = f"{PROMPT_VERSION}:{model}"
+        self.prompt = load_prompt()
+        self.client = OpenAI(api_key=api_key or "unset", base_url=base_url, timeout=timeout_s, max_retries=max_retries)
+
+    def extract(self, transcript: Transcript) -> ExtractionResult:
+        import openai
+
+        data = json.dumps([{"turn": i, "speaker": t.speaker.value, "text": t.text}
+                           for i, t in enumerate(transcript.turns)], ensure_ascii=False)
+        # A transcript cannot close the delimiter: JSON escapes quotes, and we escape '<'.
+        data = data.replace("<", "\\u003c")
+        try:
+            completion = self.client.chat.completions.parse(
+                model=self.model,
+                messages=[
+                    {"role": "system", "content": self.prompt},
+                    {"role": "user", "content": f"<transcript>{data}</transcript>"},
+                ],
+                response_format=LlmExtraction,
+                temperature=0,
+            )
+        except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError):
+            raise  # retryable: the queue redelivers
+        except (ValidationError, ValueError, openai.APIStatusError, openai.LengthFinishReasonError,
+                openai.ContentFilterFinishReasonError) as exc:
+            raise ExtractionFailed(f"model output rejected: {type(exc).__name__}") from exc
+        message = completion.choices[0].message
+        parsed = message.parsed
+        if parsed is None:
+            raise ExtractionFailed("model refused or returned no structured output")
+        return self._to_result(transcript, parsed)
+
+    def _to_result(self, transcript: Transcript, parsed: LlmExtraction) -> ExtractionResult:
+        result = ExtractionResult()
+        if parsed.injection_detected:
+            result.flags.append("untrusted_instruction")
+        for c in parsed.candidates:
+            if c.turn >= len(transcript.turns):
+                continue
+            turn = transcript.turns[c.turn]
+            start = turn.text.find(c.quote)
+            if start < 0 or c.type not in ALLOWED[turn.speaker]:
+                continue  # unsupported by the transcript, or the wrong speaker: not admitted
+            span = SourceSpan(turn=c.turn, start=start, end=start + len(c.quote))
+            flags = list(c.flags)
+            if screen_for_instructions(c.quote).flagged and "untrusted_instruction" not in flags:
+                flags.append("untrusted_instruction")
+            mtype = MemoryType(c.type)
+            content = c.quote if "untrusted_instruction" in flags else c.content
+            result.candidates.append(CandidateMemory(
+                type=mtype,
+                category=c.category if mtype is MemoryType.FACT else None,
+                slot=c.slot if mtype in (MemoryType.FACT, MemoryType.PREFERENCE) else None,
+                content=mask_identifiers(content).text,
+                span=span,
+                speaker=turn.speaker,
+                source_kind=_source_kind(turn.speaker, mtype),
+                confidence=c.confidence,
+                confidence_basis=f"llm {self.model} with verbatim quote",
+                extractor=self.name,
+                extractor_version=self.version,
+                flags=flags,
+            ))
+        summary = mask_identifiers(parsed.summary.strip()).text[:EPISODE_SUMMARY_MAX_CHARS]
+        if summary:
+            result.summary = CandidateMemory(
+                type=MemoryType.EPISODE, content=summary, span=SourceSpan(turn=0, start=0, end=len(transcript.turns[0].text)),
+                speaker=Speaker.SYSTEM, source_kind=Authority.CUSTOMER_CONFIRMED, confidence=0.7,
+                confidence_basis="llm session summary", extractor=self.name, extractor_version=self.version,
+            )
+        return result
+
+
+def _source_kind(speaker: Speaker, memory_type: MemoryType) -> Authority:
+    if memory_type is MemoryType.OBSERVATION or speaker is Speaker.AGENT:
+        return Authority.AGENT_INFERENCE
+    if speaker is Speaker.SYSTEM:
+        return Authority.CONFIRMED_OUTCOME
+    return Authority.CUSTOMER_CONFIRMED

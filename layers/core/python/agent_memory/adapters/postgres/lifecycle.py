@@ -1,0 +1,350 @@
+"""SQL of the lifecycle: purge, legal holds, consolidation and erasure steps.
+
+Mixed into the tenant session; every statement is batched (LIMIT ... FOR UPDATE
+SKIP LOCKED) so no lock is held for long and a crash midway loses nothing but
+the current batch, which the next run redoes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+RETRIEVABLE = ("active", "pending_approval", "contested")
+
+
+class LifecycleQueries:
+    conn: psycopg.Connection
+    tenant_id: str
+
+    # -- purge -----------------------------------------------------------------
+    def expire_batch(self, now: datetime, limit: int, candidate_cutoff: datetime) -> list[dict[str, Any]]:
+        """Expire records past expires_at (and review candidates older than the cutoff), unless on hold.
+        The embedding goes now; the full-text entry goes with the status (generated column)."""
+        return self.conn.execute(
+            """
+            WITH doomed AS (
+                SELECT id FROM memory_records r
+                 WHERE tenant_id = %(t)s
+                   AND status IN ('active', 'pending_approval', 'contested', 'quarantined')
+                   AND ((expires_at IS NOT NULL AND expires_at <= %(now)s)
+                        OR (status IN ('pending_approval', 'contested', 'quarantined') AND created_at <= %(cut)s))
+                   AND NOT legal_hold
+                   AND NOT EXISTS (SELECT 1 FROM subject_holds h
+                                    WHERE h.tenant_id = r.tenant_id AND h.subject_id = r.subject_id)
+                 ORDER BY id
+                 LIMIT %(lim)s
+                 FOR UPDATE SKIP LOCKED
+            )
+            UPDATE memory_records m
+               SET status = 'expired', embedding = NULL, valid_to = %(now)s
+              FROM doomed WHERE m.id = doomed.id
+            RETURNING m.id, m.subject_id, m.content_hash
+            """,
+            {"t": self.tenant_id, "now": now, "lim": limit, "cut": candidate_cutoff},
+        ).fetchall()
+
+    def hard_delete_batch(self, cutoff: datetime, limit: int) -> list[dict[str, Any]]:
+        """Delete expired records whose archive window has passed, and contentless rejections."""
+        return self.conn.execute(
+            """
+            WITH doomed AS (
+                SELECT id FROM memory_records
+                 WHERE tenant_id = %(t)s
+                   AND ((status = 'expired' AND valid_to <= %(cut)s) OR (status = 'rejected' AND created_at <= %(cut)s))
+                   AND NOT legal_hold
+                 ORDER BY id LIMIT %(lim)s FOR UPDATE SKIP LOCKED
+            )
+            DELETE FROM memory_records m USING doomed WHERE m.id = doomed.id
+            RETURNING m.id, m.subject_id, m.content_hash
+            """,
+            {"t": self.tenant_id, "cut": cutoff, "lim": limit},
+        ).fetchall()
+
+    def count_purgeable(self, now: datetime, archive_cutoff: datetime, candidate_cutoff: datetime) -> dict[str, int]:
+        row = self.conn.execute(
+            """
+            SELECT
+              count(*) FILTER (WHERE status IN ('active', 'pending_approval', 'contested', 'quarantined')
+                               AND ((expires_at IS NOT NULL AND expires_at <= %(now)s)
+                                    OR (status IN ('pending_approval', 'contested', 'quarantined')
+                                        AND created_at <= %(cand)s))
+                               AND NOT legal_hold AND NOT on_hold) AS expire,
+              count(*) FILTER (WHERE ((status = 'expired' AND valid_to <= %(arch)s)
+                                      OR (status = 'rejected' AND created_at <= %(arch)s))
+                               AND NOT legal_hold) AS delete,
+              count(*) FILTER (WHERE (legal_hold OR on_hold) AND expires_at IS NOT NULL
+                               AND expires_at <= %(now)s AND status = 'active') AS held
+            FROM (SELECT r.*, EXISTS (SELECT 1 FROM subject_holds h WHERE h.tenant_id = r.tenant_id
+                                        AND h.subject_id = r.subject_id) AS on_hold
+                    FROM memory_records r WHERE r.tenant_id = %(t)s) x
+            """,
+            {"t": self.tenant_id, "now": now, "arch": archive_cutoff, "cand": candidate_cutoff},
+        ).fetchone()
+        return {"expire": row["expire"], "delete": row["delete"], "held": row["held"]}
+
+    def delete_old_sessions(self, cutoff: datetime) -> list[dict[str, Any]]:
+        return self.conn.execute(
+            """SELECT session_id, transcript_key FROM sessions
+                WHERE tenant_id = %s AND created_at <= %s AND transcript_key IS NOT NULL""",
+            (self.tenant_id, cutoff),
+        ).fetchall()
+
+    def clear_transcript_keys(self, session_ids: Sequence[str]) -> None:
+        self.conn.execute("UPDATE sessions SET transcript_key = NULL WHERE tenant_id = %s AND session_id = ANY(%s)",
+                          (self.tenant_id, list(session_ids)))
+
+    # -- legal hold ----------------------------------------------------------------
+    def set_subject_hold(self, subject_id: str, reason: str, actor: str) -> None:
+        self.conn.execute(
+            """INSERT INTO subject_holds (tenant_id, subject_id, reason, set_by) VALUES (%s, %s, %s, %s)
+               ON CONFLICT (tenant_id, subject_id) DO UPDATE SET reason = EXCLUDED.reason, set_by = EXCLUDED.set_by,
+                                                                 set_at = now()""",
+            (self.tenant_id, subject_id, reason, actor),
+        )
+
+    def clear_subject_hold(self, subject_id: str) -> bool:
+        return (
+            self.conn.execute(
+                "DELETE FROM subject_holds WHERE tenant_id = %s AND subject_id = %s RETURNING subject_id",
+                (self.tenant_id, subject_id),
+            ).fetchone()
+            is not None
+        )
+
+    def subject_on_hold(self, subject_id: str) -> bool:
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM subject_holds WHERE tenant_id = %s AND subject_id = %s", (self.tenant_id, subject_id)
+            ).fetchone()
+            is not None
+        )
+
+    def set_record_hold(self, memory_id: str, hold: bool) -> dict[str, Any] | None:
+        return self.conn.execute(
+            "UPDATE memory_records SET legal_hold = %s WHERE tenant_id = %s AND id = %s RETURNING id, subject_id",
+            (hold, self.tenant_id, memory_id),
+        ).fetchone()
+
+    # -- consolidation -------------------------------------------------------------
+    def duplicate_groups(self, limit: int) -> list[dict[str, Any]]:
+        """Active append-only memories of one subject with the same normalised content."""
+        return self.conn.execute(
+            """SELECT subject_id, type, content_hash, array_agg(id ORDER BY created_at, id) AS ids
+                 FROM memory_records
+                WHERE tenant_id = %s AND status = 'active' AND slot IS NULL
+                GROUP BY subject_id, type, content_hash HAVING count(*) > 1
+                LIMIT %s""",
+            (self.tenant_id, limit),
+        ).fetchall()
+
+    def near_duplicate_pairs(self, min_similarity: float, limit: int) -> list[dict[str, Any]]:
+        return self.conn.execute(
+            """SELECT a.id AS keep, b.id AS merge
+                 FROM memory_records a
+                 JOIN memory_records b ON b.tenant_id = a.tenant_id AND b.subject_id = a.subject_id
+                  AND b.type = a.type AND b.slot IS NULL AND b.status = 'active'
+                  AND (b.created_at, b.id) > (a.created_at, a.id)
+                WHERE a.tenant_id = %s AND a.status = 'active' AND a.slot IS NULL
+                  AND a.type IN ('episode', 'resolution', 'sentiment')
+                  AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL
+                  AND 1 - (a.embedding <=> b.embedding) >= %s
+                LIMIT %s""",
+            (self.tenant_id, min_similarity, limit),
+        ).fetchall()
+
+    def observations(self, limit: int) -> list[dict[str, Any]]:
+        return self.conn.execute(
+            """SELECT id, subject_id, session_id, actor, confidence, embedding, created_at FROM memory_records
+                WHERE tenant_id = %s AND type = 'observation' AND status = 'quarantined'
+                  AND embedding IS NOT NULL ORDER BY subject_id, created_at LIMIT %s""",
+            (self.tenant_id, limit),
+        ).fetchall()
+
+    def set_embedding_only(self, memory_id: str, embedding: Any) -> None:
+        self.conn.execute("UPDATE memory_records SET embedding = %s WHERE tenant_id = %s AND id = %s",
+                          (embedding, self.tenant_id, memory_id))
+
+    def merge_into(self, keep_id: str, merge_ids: Sequence[str], now: datetime) -> None:
+        """Fold duplicates into the canonical record: provenance kept, lineage unioned,
+        shortest retention and strictest sensitivity inherited; the others are superseded."""
+        self.conn.execute(
+            """
+            WITH src AS (SELECT * FROM memory_records WHERE tenant_id = %(t)s AND id = ANY(%(all)s)),
+                 agg AS (
+                   SELECT array(SELECT DISTINCT unnest(lineage_keys) FROM src ORDER BY 1) AS lineage,
+                          min(expires_at) AS expires_at,
+                          max(sensitivity_rank) AS sens_rank,
+                          jsonb_agg(jsonb_build_object('id', id, 'source', source, 'actor', actor,
+                                                       'effective_at', effective_at) ORDER BY created_at) AS prov
+                     FROM src)
+            UPDATE memory_records m
+               SET lineage_keys = agg.lineage,
+                   expires_at = agg.expires_at,
+                   sensitivity_rank = agg.sens_rank,
+                   sensitivity = (ARRAY['public', 'internal', 'confidential', 'restricted'])[agg.sens_rank + 1],
+                   value = m.value || jsonb_build_object('consolidated_from', agg.prov),
+                   reasons = array_append(m.reasons, 'consolidated')
+              FROM agg
+             WHERE m.tenant_id = %(t)s AND m.id = %(keep)s
+            """,
+            {"t": self.tenant_id, "all": [keep_id, *merge_ids], "keep": keep_id},
+        )
+        self.conn.execute(
+            """UPDATE memory_records SET status = 'superseded', superseded_by_id = %s, superseded_at = %s,
+                      valid_to = %s, embedding = NULL, reasons = array_append(reasons, 'consolidated_into_canonical')
+                WHERE tenant_id = %s AND id = ANY(%s) AND status = 'active'""",
+            (keep_id, now, now, self.tenant_id, list(merge_ids)),
+        )
+
+    def promote_observation(self, memory_id: str, corroborated_by: Sequence[str]) -> None:
+        self.conn.execute(
+            """UPDATE memory_records SET status = 'pending_approval',
+                      reasons = array_append(reasons, 'corroborated_observation'),
+                      value = value || jsonb_build_object('corroborated_by', %s::jsonb)
+                WHERE tenant_id = %s AND id = %s AND status = 'quarantined'""",
+            (Jsonb(list(corroborated_by)), self.tenant_id, memory_id),
+        )
+
+    def demote_observation(self, memory_id: str) -> None:
+        self.conn.execute(
+            """UPDATE memory_records SET confidence = greatest(0, confidence * 0.8),
+                      reasons = array_append(reasons, 'uncorroborated_demoted')
+                WHERE tenant_id = %s AND id = %s AND status = 'quarantined'
+                  AND NOT ('uncorroborated_demoted' = ANY(reasons))""",
+            (self.tenant_id, memory_id),
+        )
+
+    # -- erasure ---------------------------------------------------------------------
+    def lock_subject_exclusive(self, subject_id: str) -> None:
+        self.conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"subject\x1f{self.tenant_id}\x1f{subject_id}",),
+        )
+
+    def create_erasure(self, **fields: Any) -> None:
+        self.conn.execute(
+            """INSERT INTO erasure_requests (tenant_id, erasure_id, subject_id, reason, request_reference,
+                                             requested_by, status, steps, deadline)
+               VALUES (%(t)s, %(erasure_id)s, %(subject_id)s, %(reason)s, %(request_reference)s, %(requested_by)s,
+                       'running', %(steps)s, %(deadline)s)""",
+            {"t": self.tenant_id, **fields, "steps": Jsonb(fields["steps"])},
+        )
+
+    def get_erasure(self, erasure_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
+        lock = " FOR UPDATE" if for_update else ""
+        return self.conn.execute(
+            f"SELECT * FROM erasure_requests WHERE tenant_id = %s AND erasure_id = %s{lock}",
+            (self.tenant_id, erasure_id),
+        ).fetchone()
+
+    def latest_erasure(self, subject_id: str) -> dict[str, Any] | None:
+        return self.conn.execute(
+            """SELECT * FROM erasure_requests WHERE tenant_id = %s AND subject_id = %s AND status <> 'failed'
+                ORDER BY created_at DESC LIMIT 1""",
+            (self.tenant_id, subject_id),
+        ).fetchone()
+
+    _ERASURE_FIELDS = frozenset({"status", "steps", "lineage_keys", "receipt", "failure_reason", "completed_at"})
+
+    def update_erasure(self, erasure_id: str, **fields: Any) -> None:
+        unknown = set(fields) - self._ERASURE_FIELDS
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        params = {k: (Jsonb(v) if k in ("steps", "receipt") else v) for k, v in fields.items()}
+        sets = ", ".join(f"{k} = %({k})s" for k in params)
+        self.conn.execute(
+            f"UPDATE erasure_requests SET {sets}, updated_at = now() WHERE tenant_id = %(t)s AND erasure_id = %(e)s",
+            {**params, "t": self.tenant_id, "e": erasure_id},
+        )
+
+    def overdue_erasures(self, now: datetime) -> list[dict[str, Any]]:
+        return self.conn.execute(
+            "SELECT erasure_id, subject_id, deadline FROM erasure_requests"
+            " WHERE tenant_id = %s AND status = 'running' AND deadline < %s",
+            (self.tenant_id, now),
+        ).fetchall()
+
+    def subject_lineage(self, subject_id: str) -> dict[str, Any]:
+        row = self.conn.execute(
+            """SELECT count(*) AS records,
+                      coalesce(array(SELECT DISTINCT unnest(lineage_keys) FROM memory_records
+                                      WHERE tenant_id = %(t)s AND subject_id = %(s)s), '{}') AS lineage,
+                      coalesce(array(SELECT DISTINCT content_hash FROM memory_records
+                                      WHERE tenant_id = %(t)s AND subject_id = %(s)s), '{}') AS hashes,
+                      coalesce(array(SELECT 'session:' || session_id FROM sessions
+                                      WHERE tenant_id = %(t)s AND subject_id = %(s)s), '{}') AS sessions,
+                      coalesce(array(SELECT transcript_key FROM sessions
+                                      WHERE tenant_id = %(t)s AND subject_id = %(s)s
+                                        AND transcript_key IS NOT NULL), '{}') AS transcripts
+                 FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s""",
+            {"t": self.tenant_id, "s": subject_id},
+        ).fetchone()
+        return dict(row)
+
+    def tombstone_subject(self, subject_id: str, erasure_id: str, hashes: Sequence[str],
+                          lineage_keys: Sequence[str]) -> int:
+        rows = [(self.tenant_id, subject_id, h, None, erasure_id) for h in hashes]
+        rows += [(self.tenant_id, subject_id, None, k, erasure_id) for k in lineage_keys]
+        self.conn.execute("DELETE FROM tombstones WHERE tenant_id = %s AND erasure_id = %s",
+                          (self.tenant_id, erasure_id))  # idempotent re-run
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO tombstones (tenant_id, subject_id, content_hash, lineage_key, erasure_id)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                rows,
+            )
+        return len(rows)
+
+    def purge_subject_index(self, subject_id: str, lineage_keys: Sequence[str]) -> int:
+        rows = self.conn.execute(
+            """UPDATE memory_records SET embedding = NULL, status = 'tombstoned'
+                WHERE tenant_id = %s AND (subject_id = %s OR lineage_keys && %s::text[])
+                RETURNING id""",
+            (self.tenant_id, subject_id, list(lineage_keys)),
+        ).fetchall()
+        return len(rows)
+
+    def purge_subject_records(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]:
+        self.lock_subject_exclusive(subject_id)
+        derived = self.conn.execute(
+            """DELETE FROM memory_records
+                WHERE tenant_id = %s AND subject_id <> %s AND lineage_keys && %s::text[] RETURNING id""",
+            (self.tenant_id, subject_id, list(lineage_keys)),
+        ).fetchall()
+        own = self.conn.execute(
+            "DELETE FROM memory_records WHERE tenant_id = %s AND subject_id = %s RETURNING id",
+            (self.tenant_id, subject_id),
+        ).fetchall()
+        sessions = self.conn.execute(
+            "DELETE FROM sessions WHERE tenant_id = %s AND subject_id = %s RETURNING session_id",
+            (self.tenant_id, subject_id),
+        ).fetchall()
+        return {"records": len(own), "derived": len(derived), "sessions": len(sessions)}
+
+    def purge_subject_caches(self, subject_id: str) -> int:
+        rows = self.conn.execute(
+            "DELETE FROM idempotency_keys WHERE tenant_id = %s AND subject_id = %s RETURNING key",
+            (self.tenant_id, subject_id),
+        ).fetchall()
+        return len(rows)
+
+    def verify_subject_erased(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]:
+        row = self.conn.execute(
+            """SELECT
+                 (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS records,
+                 (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s
+                    AND (subject_id = %(s)s OR lineage_keys && %(lk)s::text[]) AND embedding IS NOT NULL) AS embeddings,
+                 (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s
+                    AND (subject_id = %(s)s OR lineage_keys && %(lk)s::text[]) AND content_tsv IS NOT NULL) AS fulltext,
+                 (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s
+                    AND lineage_keys && %(lk)s::text[]) AS derived,
+                 (SELECT count(*) FROM idempotency_keys WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS cache,
+                 (SELECT count(*) FROM sessions WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS sessions""",
+            {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)},
+        ).fetchone()
+        return dict(row)

@@ -1,0 +1,1 @@
+"""System-of-record adapters: HTTP (production) and a local table (development)."""

@@ -1,0 +1,46 @@
+"""A small TTL cache shared by the system-of-record adapters (POLICY.md: at most 5 minutes)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+MAX_TTL_SECONDS = 300.0
+
+
+class TtlCache(Generic[K, V]):
+    def __init__(self, ttl_seconds: float, max_entries: int = 10_000) -> None:
+        if not 0 <= ttl_seconds <= MAX_TTL_SECONDS:
+            raise ValueError(f"system-of-record cache ttl must be within 0..{MAX_TTL_SECONDS:.0f} s")
+        self.ttl = ttl_seconds
+        self.max_entries = max_entries
+        self._data: dict[K, tuple[float, V]] = {}
+        self._lock = threading.Lock()
+
+    def get_or_load(self, key: K, load: Callable[[], V]) -> V:
+        now = time.monotonic()
+        with self._lock:
+            hit = self._data.get(key)
+            if hit and now - hit[0] < self.ttl:
+                return hit[1]
+        value = load()
+        with self._lock:
+            if len(self._data) >= self.max_entries:
+                self._data.clear()
+            self._data[key] = (now, value)
+        return value
+
+    def invalidate(self, predicate: Callable[[K], bool]) -> int:
+        with self._lock:
+            doomed = [k for k in self._data if predicate(k)]
+            for k in doomed:
+                del self._data[k]
+        return len(doomed)
+
+    def __len__(self) -> int:
+        return len(self._data)

@@ -1,0 +1,275 @@
+"""Subject erasure (GDPR Art. 17, DEL-01): the steps of `domain.erasure_steps`,
+each idempotent and safe to re-run, verified before anything is called done.
+
+In AWS a Step Functions state machine runs the steps (one Lambda task each);
+locally `LocalErasureRunner` runs the same list with the same retry policy.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_memory.domain.enums import EventType, Role
+from agent_memory.domain.erasure_steps import ERASURE_DEADLINE_HOURS, ERASURE_STEPS, ErasureStep, step_names
+from agent_memory.domain.errors import NotFound
+from agent_memory.domain.records import Principal, new_id, utcnow
+from agent_memory.observability import logger
+from agent_memory.ports.messaging import ObjectStore
+from agent_memory.ports.store import MemoryStore, NewEvent
+from agent_memory.services.authorization import require_mutation, require_read
+from agent_memory.services.sessions import subject_prefix
+
+VERIFIED_LAYERS = ("records", "embeddings", "fulltext", "derived", "cache", "objects")
+
+
+class ErasureRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(min_length=1, max_length=100)
+    request_reference: str | None = Field(default=None, max_length=200)
+
+
+class ErasureNotClean(Exception):
+    """Verification found data left in some layer; the step is retried, then the erasure fails."""
+
+
+class ErasureService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        objects: ObjectStore | None,
+        *,
+        start_workflow: Callable[[dict[str, str]], None] | None = None,
+        invalidate_caches: Callable[[str, str], int] | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.store = store
+        self.objects = objects
+        self.start_workflow = start_workflow
+        self.invalidate_external_caches = invalidate_caches or (lambda tenant, subject: 0)
+        self.clock = clock
+
+    # -- API ---------------------------------------------------------------------
+    def request(self, principal: Principal, subject_id: str, body: ErasureRequest) -> dict[str, Any]:
+        require_mutation(principal, Role.PRIVACY_OFFICER, action="request erasure")
+        now = self.clock()
+        with self.store.tenant(principal.tenant_id) as s:
+            s.lock_subject_exclusive(subject_id)  # type: ignore[attr-defined]
+            previous = s.latest_erasure(subject_id)  # type: ignore[attr-defined]
+            if previous is not None:
+                # Asked twice: the first request answers (its receipt once verified).
+                return self._view(previous, now) | {"duplicate_of_earlier_request": True}
+            erasure_id = new_id("era")
+            steps = [{"name": n, "status": "pending", "count": None, "attempts": 0} for n in step_names()]
+            s.create_erasure(  # type: ignore[attr-defined]
+                erasure_id=erasure_id, subject_id=subject_id, reason=body.reason,
+                request_reference=body.request_reference, requested_by=principal.sub, steps=steps,
+                deadline=now + timedelta(hours=ERASURE_DEADLINE_HOURS),
+            )
+            s.append_events([NewEvent(EventType.ERASURE_REQUESTED.value, principal.sub, None, subject_id,
+                                      body.reason, {"erasure_id": erasure_id,
+                                                    "request_reference": body.request_reference})])
+            row = s.get_erasure(erasure_id)  # type: ignore[attr-defined]
+        if self.start_workflow is not None:
+            self.start_workflow({"erasure_id": erasure_id, "tenant_id": principal.tenant_id, "subject_id": subject_id})
+        return self._view(row, now)
+
+    def status(self, principal: Principal, erasure_id: str) -> dict[str, Any]:
+        require_read(principal, Role.PRIVACY_OFFICER)
+        with self.store.tenant(principal.tenant_id) as s:
+            row = s.get_erasure(erasure_id)  # type: ignore[attr-defined]
+        if row is None:
+            raise NotFound(f"erasure {erasure_id} not found")
+        return self._view(row, self.clock())
+
+    @staticmethod
+    def _view(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+        view: dict[str, Any] = {
+            "erasure_id": row["erasure_id"],
+            "subject_id": row["subject_id"],
+            "status": row["status"],
+            "deadline": row["deadline"].isoformat(),
+            "deadline_passed": row["status"] == "running" and now > row["deadline"],
+            "steps": row["steps"],
+            "receipt": row["receipt"],
+        }
+        if row["failure_reason"]:
+            view["reason"] = row["failure_reason"]
+        return view
+
+    # -- steps -------------------------------------------------------------------
+    def run_step(self, tenant_id: str, erasure_id: str, step: str) -> dict[str, Any]:
+        """Run one named step. Idempotent: re-running after a crash redoes the same work."""
+        handler = getattr(self, f"_step_{step}", None)
+        if step not in step_names() or handler is None:
+            raise ValueError(f"unknown erasure step {step!r}")
+        with self.store.tenant(tenant_id) as s:
+            req = s.get_erasure(erasure_id)  # type: ignore[attr-defined]
+        if req is None:
+            raise NotFound(f"erasure {erasure_id} not found")
+        if req["status"] == "verified":
+            return {"step": step, "skipped": "already verified", "clean": True}
+        self._mark(tenant_id, erasure_id, step, "running")
+        try:
+            result: dict[str, Any] = handler(tenant_id, req)
+        except Exception as exc:
+            self._mark(tenant_id, erasure_id, step, "retrying", error=type(exc).__name__)
+            raise
+        self._mark(tenant_id, erasure_id, step, "succeeded", **result)
+        return {"step": step, **result}
+
+    def fail(self, tenant_id: str, erasure_id: str, step: str, reason: str) -> None:
+        """Terminal failure after retries: loud (status, event, metric in the caller), never 'verified'."""
+        with self.store.tenant(tenant_id) as s:
+            req = s.get_erasure(erasure_id, for_update=True)  # type: ignore[attr-defined]
+            steps = _set_step(req["steps"], step, status="failed", error=reason[:200])
+            s.update_erasure(erasure_id, status="failed", steps=steps,  # type: ignore[attr-defined]
+                             failure_reason=f"step {step} failed: {reason}"[:500])
+            s.append_events([NewEvent(EventType.DELETION_FAILED.value, "erasure-workflow", None, req["subject_id"],
+                                      f"step_{step}_failed", {"erasure_id": erasure_id, "error": reason[:200]})])
+        logger.error("erasure failed", extra={"erasure_id": erasure_id, "step": step})
+
+    def _mark(self, tenant_id: str, erasure_id: str, step: str, status: str, **extra: Any) -> None:
+        with self.store.tenant(tenant_id) as s:
+            req = s.get_erasure(erasure_id, for_update=True)  # type: ignore[attr-defined]
+            s.update_erasure(erasure_id, steps=_set_step(req["steps"], step, status=status, **extra))  # type: ignore[attr-defined]
+
+    def _step_resolve_lineage(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+        with self.store.tenant(tenant_id) as s:
+            lin = s.subject_lineage(req["subject_id"])  # type: ignore[attr-defined]
+            keys = sorted(set(lin["lineage"]) | set(lin["sessions"]) | {f"transcript:{k}" for k in lin["transcripts"]})
+            s.update_erasure(req["erasure_id"], lineage_keys=keys)  # type: ignore[attr-defined]
+        return {"count": lin["records"], "lineage_keys": len(keys)}
+
+    def _step_tombstone(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+        with self.store.tenant(tenant_id) as s:
+            lin = s.subject_lineage(req["subject_id"])  # type: ignore[attr-defined]
+            n = s.tombstone_subject(req["subject_id"], req["erasure_id"], lin["hashes"],  # type: ignore[attr-defined]
+                                    req["lineage_keys"])
+        return {"count": n}
+
+    def _step_purge_index(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+        with self.store.tenant(tenant_id) as s:
+            n = s.purge_subject_index(req["subject_id"], req["lineage_keys"])  # type: ignore[attr-defined]
+        return {"count": n}
+
+    def _step_purge_derived(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+        with self.store.tenant(tenant_id) as s:
+            counts = s.purge_subject_records(req["subject_id"], req["lineage_keys"])  # type: ignore[attr-defined]
+            s.append_events([NewEvent(EventType.DELETED.value, "erasure-workflow", None, req["subject_id"],
+                                      "erasure", {"erasure_id": req["erasure_id"], **counts})])
+        return {"count": counts["records"] + counts["derived"], **counts}
+
+    def _step_purge_objects(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+        if self.objects is None:
+            return {"count": 0}
+        n = self.objects.delete_prefix(subject_prefix(tenant_id, req["subject_id"]))
+        for key in req["lineage_keys"]:
+            if key.startswith("transcript:"):
+                self.objects.delete(key.removeprefix("transcript:"))
+        return {"count": n}
+
+    def _step_invalidate_caches(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+        with self.store.tenant(tenant_id) as s:
+            n = s.purge_subject_caches(req["subject_id"])  # type: ignore[attr-defined]
+        n += self.invalidate_external_caches(tenant_id, req["subject_id"])
+        return {"count": n}
+
+    def _step_verify(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+        with self.store.tenant(tenant_id) as s:
+            found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])  # type: ignore[attr-defined]
+        found["objects"] = self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"])) if self.objects else 0
+        left = {k: v for k, v in found.items() if v}
+        if left:
+            raise ErasureNotClean(f"data left in: {sorted(left)}")
+        return {"count": 0, "verification": {k: found.get(k, 0) for k in VERIFIED_LAYERS}, "clean": True}
+
+    def _step_receipt(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+        now = self.clock()
+        with self.store.tenant(tenant_id) as s:
+            current = s.get_erasure(req["erasure_id"], for_update=True)  # type: ignore[attr-defined]
+            counts = {st["name"]: st for st in current["steps"]}
+            verify = counts.get("verify", {})
+            if verify.get("status") != "succeeded":
+                raise ErasureNotClean("receipt refused: verification has not succeeded")
+            derived = counts["purge_derived"].get("derived") or 0
+            receipt = {
+                "erasure_id": req["erasure_id"],
+                "subject_id": req["subject_id"],
+                "request_reference": current["request_reference"],
+                "records": counts["resolve_lineage"].get("count") or 0,
+                "embeddings": counts["purge_index"].get("count") or 0,
+                "derived": derived,
+                "objects": counts["purge_objects"].get("count") or 0,
+                "tombstones": counts["tombstone"].get("count") or 0,
+                "lineage_keys": len(current["lineage_keys"]),
+                "requested_at": current["created_at"].isoformat(),
+                "verified_at": now.isoformat(),
+                "verification": {k: 0 for k in VERIFIED_LAYERS},
+            }
+            steps = _set_step(current["steps"], "receipt", status="succeeded", count=1)
+            s.update_erasure(req["erasure_id"], status="verified", receipt=receipt, steps=steps,  # type: ignore[attr-defined]
+                             completed_at=now)
+            s.append_events([NewEvent(EventType.ERASURE_VERIFIED.value, "erasure-workflow", None, req["subject_id"],
+                                      "verified", {"erasure_id": req["erasure_id"],
+                                                   **{k: receipt[k] for k in ("records", "embeddings", "derived",
+                                                                              "objects")}})])
+        return {"count": 1}
+
+
+def _set_step(steps: list[dict[str, Any]], name: str, **fields: Any) -> list[dict[str, Any]]:
+    out = []
+    for st in steps:
+        st = dict(st)
+        if st["name"] == name:
+            if fields.get("status") == "running":
+                st["attempts"] = int(st.get("attempts") or 0) + 1
+            st.update({k: v for k, v in fields.items() if v is not None or k == "count"})
+        out.append(st)
+    return out
+
+
+class LocalErasureRunner:
+    """Runs the erasure steps in order with each step's retry policy, as Step Functions does."""
+
+    def __init__(self, service: ErasureService, *, sleep: Callable[[float], None] = time.sleep,
+                 time_scale: float = 1.0) -> None:
+        self.service = service
+        self.sleep = sleep
+        self.time_scale = time_scale
+
+    def run(self, job: dict[str, str]) -> str:
+        tenant, erasure_id = job["tenant_id"], job["erasure_id"]
+        for step in ERASURE_STEPS:
+            error = self._run_with_retries(tenant, erasure_id, step)
+            if error is not None:
+                self.service.fail(tenant, erasure_id, step.name, error)
+                return "failed"
+        return "verified"
+
+    def _run_with_retries(self, tenant: str, erasure_id: str, step: ErasureStep) -> str | None:
+        delay = float(step.retry.interval_seconds)
+        last = "unknown"
+        for attempt in range(1, step.retry.max_attempts + 1):
+            try:
+                self.service.run_step(tenant, erasure_id, step.name)
+                return None
+            except Exception as exc:  # every failure is retried per policy, then reported
+                last = f"{type(exc).__name__}: {exc}"[:300]
+                logger.warning("erasure step failed", extra={"step": step.name, "attempt": attempt,
+                                                             "error": type(exc).__name__})
+                if attempt < step.retry.max_attempts:
+                    self.sleep(delay * self.time_scale)
+                    delay *= step.retry.backoff_rate
+        return last
+
+    def start_in_background(self, job: dict[str, str]) -> threading.Thread:
+        thread = threading.Thread(target=self.run, args=(job,), name=f"erasure-{job['erasure_id']}", daemon=True)
+        thread.start()
+        return thread

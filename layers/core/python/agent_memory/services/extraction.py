@@ -1,0 +1,143 @@
+"""The extraction worker: one queued session -> extractor -> write gateway.
+
+Redelivery is safe: a processed session is skipped, and every candidate is
+written with an idempotency key derived from the session and its position.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from agent_memory.domain.enums import Decision, Role
+from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, CandidateMemory, Transcript
+from agent_memory.domain.hashing import text_hash
+from agent_memory.domain.records import MemoryWrite, Principal, Source
+from agent_memory.observability import logger
+from agent_memory.ports.extractor import ExtractionFailed, Extractor
+from agent_memory.ports.messaging import ObjectMissing, ObjectStore, ObjectTooLarge
+from agent_memory.ports.store import MemoryStore
+from agent_memory.services.write_gateway import WriteGateway
+
+
+class PermanentFailure(Exception):
+    """Retrying will not help (bad model output, missing or oversized transcript)."""
+
+
+class ExtractionWorker:
+    def __init__(
+        self,
+        store: MemoryStore,
+        objects: ObjectStore | None,
+        extractor: Extractor | Callable[[], Extractor],
+        gateway: WriteGateway,
+        *,
+        max_receive_count: int,
+    ) -> None:
+        self.store = store
+        self.objects = objects
+        self._extractor = extractor
+        self.gateway = gateway
+        self.max_receive_count = max_receive_count
+
+    @property
+    def extractor(self) -> Extractor:
+        """Built on first use: only the extraction worker pays for loading an extractor."""
+        if callable(self._extractor) and not hasattr(self._extractor, "extract"):
+            self._extractor = self._extractor()
+        return self._extractor  # type: ignore[return-value]
+
+    def process(self, message: dict[str, Any], *, receive_count: int = 1) -> dict[str, Any]:
+        """Process one queue message. Raises to ask for redelivery; returns the outcome otherwise."""
+        tenant_id, session_id = str(message["tenant_id"]), str(message["session_id"])
+        with self.store.tenant(tenant_id) as s:
+            row = s.get_session(session_id, for_update=True)  # type: ignore[attr-defined]
+            if row is None:
+                logger.warning("queued session not found; dropping message", extra={"session_id": session_id})
+                return {"status": "missing"}
+            if row["status"] in ("processed", "failed"):
+                return {"status": row["status"], "skipped": True}
+            s.update_session(session_id, status="processing", attempts=row["attempts"] + 1)  # type: ignore[attr-defined]
+        try:
+            outcome = self._extract_and_write(tenant_id, session_id, row)
+        except PermanentFailure as exc:
+            self._fail(tenant_id, session_id, str(exc))
+            return {"status": "failed", "reason": str(exc)}
+        except Exception as exc:
+            if receive_count >= self.max_receive_count:
+                self._fail(tenant_id, session_id, f"gave up after {receive_count} attempts: {type(exc).__name__}")
+            else:
+                with self.store.tenant(tenant_id) as s:
+                    s.update_session(session_id, status="queued")  # type: ignore[attr-defined]
+            raise
+        return outcome
+
+    def _fail(self, tenant_id: str, session_id: str, reason: str) -> None:
+        logger.warning("session extraction failed", extra={"session_id": session_id, "reason": reason})
+        with self.store.tenant(tenant_id) as s:
+            s.update_session(session_id, status="failed", failure_reason=reason[:500])  # type: ignore[attr-defined]
+
+    def _extract_and_write(self, tenant_id: str, session_id: str, row: dict[str, Any]) -> dict[str, Any]:
+        if self.objects is None:
+            raise RuntimeError("object store not configured")
+        try:
+            raw = self.objects.get_json(row["transcript_key"], max_bytes=MAX_TRANSCRIPT_BYTES + 65_536)
+        except ObjectTooLarge as exc:
+            raise PermanentFailure(f"transcript too large: {exc}") from exc
+        except ObjectMissing as exc:
+            raise PermanentFailure("transcript object missing (expired or erased)") from exc
+        try:
+            transcript = Transcript.model_validate(raw)
+        except ValueError as exc:
+            raise PermanentFailure("stored transcript is malformed") from exc
+        try:
+            result = self.extractor.extract(transcript)
+        except ExtractionFailed as exc:
+            raise PermanentFailure(f"extractor output rejected: {exc}") from exc
+
+        principal = Principal(sub=f"extractor:{self.extractor.name}", tenant_id=tenant_id,
+                              roles=frozenset({Role.AGENT}))
+        counts: Counter[str] = Counter()
+        memory_ids: list[str] = []
+        candidates = list(result.candidates) + ([result.summary] if result.summary else [])
+        for index, cand in enumerate(candidates):
+            write = self._to_write(transcript, row, cand, index)
+            decision = self.gateway.write(principal, write)
+            counts[decision.decision.value] += 1
+            if decision.memory is not None and decision.decision is not Decision.REJECTED:
+                memory_ids.append(decision.memory.id)
+        counts["not_stored"] = len(result.skipped)
+        outcome = {k: counts.get(k, 0) for k in
+                   ("admitted", "pending_approval", "contested", "quarantined", "rejected", "duplicate", "not_stored")}
+        with self.store.tenant(tenant_id) as s:
+            s.update_session(  # type: ignore[attr-defined]
+                session_id, status="processed", outcome=outcome, memory_ids=sorted(set(memory_ids)),
+                extractor=f"{self.extractor.name}/{self.extractor.version}",
+            )
+        logger.info("session processed", extra={"session_id": session_id, **outcome})
+        return {"status": "processed", **outcome}
+
+    @staticmethod
+    def _to_write(transcript: Transcript, row: dict[str, Any], cand: CandidateMemory, index: int) -> MemoryWrite:
+        occurred: datetime = transcript.occurred_at
+        return MemoryWrite(
+            subject_id=transcript.subject_id,
+            type=cand.type,
+            category=cand.category,
+            slot=cand.slot,
+            content=cand.content,
+            value=cand.value,
+            source=Source(kind=cand.source_kind, system="session", reference=transcript.session_id, span=cand.span),
+            ticket_id=transcript.ticket_id,
+            session_id=transcript.session_id,
+            effective_at=occurred,
+            confidence=cand.confidence,
+            confidence_basis=cand.confidence_basis,
+            idempotency_key=f"extract:{transcript.session_id}:{index}:{text_hash(cand.content)[:16]}",
+            lineage_keys=[f"session:{transcript.session_id}", f"transcript:{row['transcript_key']}"],
+            extractor=cand.extractor,
+            extractor_version=cand.extractor_version,
+            actor=cand.speaker.value,
+        )

@@ -1,0 +1,211 @@
+"""Nightly lifecycle: TTL purge, hard delete after the archive window, transcript
+expiry, legal holds, consolidation, and sealing of access events.
+
+Every pass is batched and idempotent: a crash midway leaves committed batches
+done and the next run picks up the rest.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from agent_memory.domain.enums import EventType, Role
+from agent_memory.domain.errors import NotFound
+from agent_memory.domain.records import Principal, utcnow
+from agent_memory.observability import logger
+from agent_memory.ports.messaging import ObjectStore
+from agent_memory.ports.store import MemoryStore, NewEvent
+from agent_memory.services.authorization import require_mutation
+from agent_memory.services.policies import PolicyRegistry
+
+CANDIDATE_MAX_AGE_DAYS = 90
+CORROBORATION_SIMILARITY = 0.85
+CORROBORATION_SOURCES = 2
+
+
+@dataclass
+class PurgeReport:
+    dry_run: bool
+    expired: int = 0
+    deleted: int = 0
+    held: int = 0
+    transcripts_deleted: int = 0
+    merged: int = 0
+    promoted: int = 0
+    demoted: int = 0
+    access_events_sealed: int = 0
+    overdue_erasures: int = 0
+    batches: int = 0
+    longest_batch_ms: float = 0.0
+    tenants: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+class LifecycleService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        policies: PolicyRegistry,
+        objects: ObjectStore | None,
+        *,
+        transcript_ttl_days: int,
+        seal_access_log: Callable[[str], int] | None = None,
+        clock: Callable[[], datetime] = utcnow,
+        batch_size: int = 1000,
+    ) -> None:
+        self.store = store
+        self.policies = policies
+        self.objects = objects
+        self.transcript_ttl_days = transcript_ttl_days
+        self.seal_access_log = seal_access_log
+        self.clock = clock
+        self.batch_size = batch_size
+
+    def purge(self, *, dry_run: bool = False, consolidate: bool = True, tenants: list[str] | None = None) -> PurgeReport:
+        report = PurgeReport(dry_run=dry_run)
+        for tenant in tenants or list(self.store.tenants()):
+            report.tenants.append(tenant)
+            self._purge_tenant(tenant, report, dry_run=dry_run)
+            if consolidate and not dry_run:
+                self.consolidate(tenant, report)
+            if self.seal_access_log and not dry_run:
+                report.access_events_sealed += self.seal_access_log(tenant)
+        logger.info("purge finished", extra={k: v for k, v in report.as_dict().items() if k != "tenants"})
+        return report
+
+    def _purge_tenant(self, tenant: str, report: PurgeReport, *, dry_run: bool) -> None:
+        import time
+
+        now = self.clock()
+        policy = self.policies.for_tenant(tenant)
+        archive_cutoff = now - timedelta(days=policy.archive_window_days)
+        candidate_cutoff = now - timedelta(days=CANDIDATE_MAX_AGE_DAYS)
+        if dry_run:
+            with self.store.tenant(tenant) as s:
+                counts = s.count_purgeable(now, archive_cutoff, candidate_cutoff)  # type: ignore[attr-defined]
+                report.overdue_erasures += len(s.overdue_erasures(now))  # type: ignore[attr-defined]
+            report.expired += counts["expire"]
+            report.deleted += counts["delete"]
+            report.held += counts["held"]
+            return
+        for step in ("expire", "delete"):
+            while True:
+                t0 = time.perf_counter()
+                with self.store.tenant(tenant) as s:
+                    if step == "expire":
+                        rows = s.expire_batch(now, self.batch_size, candidate_cutoff)  # type: ignore[attr-defined]
+                        event = EventType.EXPIRED
+                    else:
+                        rows = s.hard_delete_batch(archive_cutoff, self.batch_size)  # type: ignore[attr-defined]
+                        event = EventType.DELETED
+                    if rows:
+                        s.append_events([
+                            NewEvent(event.value, "lifecycle", r["id"], r["subject_id"], f"ttl_{step}",
+                                     {"content_hash": r["content_hash"]})
+                            for r in rows
+                        ])
+                report.batches += 1
+                report.longest_batch_ms = max(report.longest_batch_ms, (time.perf_counter() - t0) * 1000)
+                if step == "expire":
+                    report.expired += len(rows)
+                else:
+                    report.deleted += len(rows)
+                if len(rows) < self.batch_size:
+                    break
+        with self.store.tenant(tenant) as s:
+            report.held += s.count_purgeable(now, archive_cutoff, candidate_cutoff)["held"]  # type: ignore[attr-defined]
+            report.overdue_erasures += len(s.overdue_erasures(now))  # type: ignore[attr-defined]
+        report.transcripts_deleted += self._expire_transcripts(tenant, now)
+
+    def _expire_transcripts(self, tenant: str, now: datetime) -> int:
+        if self.objects is None:
+            return 0
+        cutoff = now - timedelta(days=self.transcript_ttl_days)
+        with self.store.tenant(tenant) as s:
+            old = s.delete_old_sessions(cutoff)  # type: ignore[attr-defined]
+        for row in old:
+            self.objects.delete(row["transcript_key"])
+        if old:
+            with self.store.tenant(tenant) as s:
+                s.clear_transcript_keys([r["session_id"] for r in old])  # type: ignore[attr-defined]
+        return len(old)
+
+    def consolidate(self, tenant: str, report: PurgeReport) -> None:
+        """Merge duplicate memories into one canonical record; promote corroborated observations."""
+        now = self.clock()
+        policy = self.policies.for_tenant(tenant)
+        with self.store.tenant(tenant) as s:
+            groups = s.duplicate_groups(500)  # type: ignore[attr-defined]
+            pairs = (s.near_duplicate_pairs(policy.near_duplicate_similarity, 500)  # type: ignore[attr-defined]
+                     if policy.near_duplicate_similarity <= 1.0 else [])
+            merges: dict[str, set[str]] = defaultdict(set)
+            for g in groups:
+                merges[g["ids"][0]].update(g["ids"][1:])
+            merged_away: set[str] = {m for ms in merges.values() for m in ms}
+            for p in pairs:
+                if p["keep"] not in merged_away and p["merge"] not in merges:
+                    merges[p["keep"]].add(p["merge"])
+                    merged_away.add(p["merge"])
+            for keep, others in merges.items():
+                s.merge_into(keep, sorted(others), now)  # type: ignore[attr-defined]
+                s.append_events([NewEvent(EventType.SUPERSEDED.value, "lifecycle", o, None, "consolidated",
+                                          {"superseded_by": keep}) for o in sorted(others)])
+                report.merged += len(others)
+            observations = s.observations(5000)  # type: ignore[attr-defined]
+            by_subject: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for o in observations:
+                by_subject[o["subject_id"]].append(o)
+            for subject, obs in by_subject.items():
+                for o in obs:
+                    sources = {
+                        (x["session_id"] or x["id"])
+                        for x in obs
+                        if x["id"] != o["id"] and _cosine(o["embedding"], x["embedding"]) >= CORROBORATION_SIMILARITY
+                    }
+                    own = o["session_id"] or o["id"]
+                    independent = sources - {own}
+                    if len(independent) + 1 >= CORROBORATION_SOURCES:
+                        s.promote_observation(o["id"], sorted(independent))  # type: ignore[attr-defined]
+                        s.append_events([NewEvent(EventType.UPDATED.value, "lifecycle", o["id"], subject,
+                                                  "corroborated_observation_promoted_to_review",
+                                                  {"corroborating_sources": len(independent)})])
+                        report.promoted += 1
+                    else:
+                        s.demote_observation(o["id"])  # type: ignore[attr-defined]
+                        report.demoted += 1
+
+    # -- legal hold ----------------------------------------------------------------
+    def set_subject_hold(self, principal: Principal, subject_id: str, *, hold: bool, reason: str) -> dict[str, Any]:
+        require_mutation(principal, Role.PRIVACY_OFFICER, action="set legal holds")
+        with self.store.tenant(principal.tenant_id) as s:
+            if hold:
+                s.set_subject_hold(subject_id, reason, principal.sub)  # type: ignore[attr-defined]
+            else:
+                s.clear_subject_hold(subject_id)  # type: ignore[attr-defined]
+            s.append_events([NewEvent(EventType.UPDATED.value, principal.sub, None, subject_id,
+                                      "legal_hold_set" if hold else "legal_hold_cleared", {"reason": reason})])
+        return {"subject_id": subject_id, "legal_hold": hold}
+
+    def set_record_hold(self, principal: Principal, memory_id: str, *, hold: bool, reason: str) -> dict[str, Any]:
+        require_mutation(principal, Role.PRIVACY_OFFICER, action="set legal holds")
+        with self.store.tenant(principal.tenant_id) as s:
+            row = s.set_record_hold(memory_id, hold)  # type: ignore[attr-defined]
+            if row is None:
+                raise NotFound(f"memory {memory_id} not found")
+            s.append_events([NewEvent(EventType.UPDATED.value, principal.sub, memory_id, row["subject_id"],
+                                      "legal_hold_set" if hold else "legal_hold_cleared", {"reason": reason})])
+        return {"memory_id": memory_id, "legal_hold": hold}
+
+
+def _cosine(a: Any, b: Any) -> float:
+    va, vb = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    denom = float(np.linalg.norm(va) * np.linalg.norm(vb)) or 1.0
+    return float(va @ vb) / denom

@@ -1,0 +1,322 @@
+"""The retrieval broker: authorize -> scope in SQL -> hybrid candidates -> floor
+-> rank -> freshness gate against the system of record -> one version per slot
+-> token-budgeted context inside untrusted-data delimiters -> access log."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_memory.domain.context import ContextLine, assemble, escape_text, minimum_tokens
+from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
+from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge
+from agent_memory.domain.policy import PolicyProfile
+from agent_memory.domain.ranking import Candidate, is_relevant, rank_candidates, similarity_floor
+from agent_memory.domain.records import MemoryRecord, Principal, utcnow
+from agent_memory.observability import logger
+from agent_memory.ports.embedder import Embedder
+from agent_memory.ports.store import MemoryStore, NewEvent
+from agent_memory.ports.system_of_record import LiveValue, SystemOfRecord, SystemOfRecordUnavailable, TicketState
+from agent_memory.services.authorization import require_read
+from agent_memory.services.policies import PolicyRegistry
+
+MAX_QUERY_CHARS = 8000
+MAX_TOP_K = 50
+CANDIDATES_PER_SIGNAL = 50
+VERIFIED_FACTS_CAP = 20
+
+
+class RetrieveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subject_id: str = Field(min_length=1, max_length=200)
+    query: str = Field(default="", max_length=200_000)
+    ticket_id: str | None = Field(default=None, max_length=200)
+    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
+    max_tokens: int | None = Field(default=None, ge=1, le=200_000)
+    types: list[MemoryType] | None = Field(default=None, max_length=7)
+
+
+@dataclass
+class Retrieval:
+    subject_id: str
+    context: str
+    memories: list[dict[str, Any]]
+    live: list[dict[str, Any]]
+    excluded: dict[str, int]
+    tokens: int
+    max_tokens: int
+    live_unavailable: bool = False
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    candidates: int = 0
+
+    def public_view(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "subject_id": self.subject_id,
+            "context": self.context,
+            "memories": self.memories,
+            "live": self.live,
+            "excluded": self.excluded,
+            "tokens": self.tokens,
+            "max_tokens": self.max_tokens,
+        }
+        if self.live_unavailable:
+            out["live_unavailable"] = True
+        return out
+
+
+class RetrievalBroker:
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedder: Embedder,
+        policies: PolicyRegistry,
+        system_of_record: SystemOfRecord,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.policies = policies
+        self.sor = system_of_record
+        self.clock = clock
+
+    def retrieve(
+        self, principal: Principal, request: RetrieveRequest, *, query_embedding: np.ndarray | None = None
+    ) -> Retrieval:
+        require_read(principal, Role.AGENT)
+        if len(request.query) > MAX_QUERY_CHARS:
+            raise PayloadTooLarge(f"query exceeds {MAX_QUERY_CHARS} characters", field="query")
+        if not request.query.strip():
+            raise InvalidRequest("query must not be empty", field="query")
+        policy = self.policies.for_tenant(principal.tenant_id)
+        top_k = request.top_k or policy.retrieval_top_k
+        max_tokens = request.max_tokens or policy.retrieval_max_tokens
+        if max_tokens > policy.envelope_tokens:
+            raise InvalidRequest(
+                f"max_tokens {max_tokens} exceeds the tenant's envelope of {policy.envelope_tokens}", field="max_tokens"
+            )
+        timings: dict[str, float] = {}
+        now = self.clock()
+
+        t0 = time.perf_counter()
+        if query_embedding is None:
+            query_embedding = self._embed(request.query)
+        timings["embed"] = (time.perf_counter() - t0) * 1000
+
+        with self.store.tenant(principal.tenant_id) as session:
+            t1 = time.perf_counter()
+            rows = session.retrieval_candidates(  # type: ignore[attr-defined]
+                subject_id=request.subject_id,
+                query_embedding=query_embedding,
+                query_text=request.query,
+                types=[t.value for t in request.types] if request.types else None,
+                max_sensitivity_rank=principal.clearance.rank,
+                now=now,
+                per_signal=max(CANDIDATES_PER_SIGNAL, top_k * 4),
+            )
+            timings["db"] = (time.perf_counter() - t1) * 1000
+            result = self._compose(principal, request, policy, rows, top_k, max_tokens, now)
+            stale_ids = result.pop("stale_ids")
+            newly_flagged = session.mark_needs_revalidation(stale_ids) if stale_ids else []  # type: ignore[attr-defined]
+            if newly_flagged:
+                session.append_events([
+                    NewEvent(EventType.UPDATED.value, principal.sub, mid, request.subject_id,
+                             "needs_revalidation_contradicts_live_value", {"needs_revalidation": True})
+                    for mid in newly_flagged
+                ])
+            returned_ids = [m["id"] for m in result["memories"]]
+            session.log_retrieval(  # type: ignore[attr-defined]
+                subject_id=request.subject_id,
+                actor=principal.sub,
+                memory_ids=returned_ids,
+                payload={"excluded": result["excluded"], "ticket_id": request.ticket_id,
+                         "live_unavailable": result["live_unavailable"], "tokens": result["tokens"]},
+            )
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return Retrieval(subject_id=request.subject_id, max_tokens=max_tokens, timings_ms=timings,
+                         candidates=len(rows), **result)
+
+    def _embed(self, query: str) -> np.ndarray | None:
+        try:
+            return self.embedder.embed([query])[0]
+        except Exception as exc:  # degrade to full-text only rather than fail the turn
+            logger.warning("query embedding failed; full-text only", extra={"error": type(exc).__name__})
+            return None
+
+    def _compose(
+        self,
+        principal: Principal,
+        request: RetrieveRequest,
+        policy: PolicyProfile,
+        rows: list[tuple[MemoryRecord, float | None, float]],
+        top_k: int,
+        max_tokens: int,
+        now: datetime,
+    ) -> dict[str, Any]:
+        excluded: dict[str, int] = {}
+
+        def exclude(reason: str, n: int = 1) -> None:
+            excluded[reason] = excluded.get(reason, 0) + n
+
+        ranked = rank_candidates([Candidate(r, sim, lex) for r, sim, lex in rows], now)
+        floor = similarity_floor(self.embedder.name)
+
+        # Freshness gate: memories in slots the system of record owns yield to the live value.
+        live_unavailable = False
+        live_values: dict[str, LiveValue] = {}
+        ticket: TicketState | None = None
+        needs_live = any(c.record.slot in policy.sor_slot_fields for c in ranked)
+        try:
+            if needs_live:
+                live_values = self.sor.account_values(principal.tenant_id, request.subject_id)
+            if request.ticket_id:
+                ticket = self.sor.ticket(principal.tenant_id, request.ticket_id)
+        except SystemOfRecordUnavailable as exc:
+            live_unavailable = True
+            logger.warning("system of record unavailable", extra={"error": str(exc)})
+
+        overrides: dict[str, list[str]] = {}
+        stale_ids: list[str] = []
+        fresh: list[Candidate] = []
+        for c in ranked:
+            slot_field = policy.sor_slot_fields.get(c.record.slot or "")
+            live = live_values.get(slot_field) if slot_field else None
+            if live is not None and contradicts(c.record, slot_field or "", live.value):
+                exclude("stale_vs_live")
+                overrides.setdefault(live.field, []).append(c.record.id)
+                stale_ids.append(c.record.id)
+                continue
+            fresh.append(c)
+
+        # One version per slot (the store guarantees it; belt and braces for append-only twins).
+        seen_slots: set[str] = set()
+        verified, relevant, supporting, unverified = [], [], [], []
+        for c in fresh:
+            r = c.record
+            if r.slot:
+                if r.slot in seen_slots:
+                    exclude("duplicate_slot")
+                    continue
+                seen_slots.add(r.slot)
+            if r.type is MemoryType.FACT and r.verified:
+                if len(verified) < VERIFIED_FACTS_CAP:
+                    verified.append(c)
+                else:
+                    exclude("verified_cap")
+                continue
+            if not is_relevant(c, floor):
+                exclude("below_threshold")
+                continue
+            if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or r.type is MemoryType.SENTIMENT:
+                bucket = unverified
+            elif r.type in (MemoryType.EPISODE, MemoryType.OBSERVATION):
+                bucket = supporting
+            else:
+                bucket = relevant
+            if len(bucket) < top_k:
+                bucket.append(c)
+            else:
+                exclude("top_k")
+
+        pinned: list[ContextLine] = []
+        if ticket is not None:
+            pinned.append(ContextLine("ticket", "ticket", render_ticket(ticket), pinned=True))
+        for f, lv in sorted(live_values.items()):
+            if f in policy.sor_slot_fields.values():
+                pinned.append(ContextLine(f"live:{f}", "live", render_live(lv), pinned=True))
+        floor_tokens = minimum_tokens(request.subject_id, pinned)
+        if floor_tokens > max_tokens:
+            raise InvalidRequest(
+                f"max_tokens {max_tokens} is below the mandatory context ({floor_tokens} tokens: delimiters"
+                + (", live ticket state" if ticket else "") + ")",
+                field="max_tokens",
+            )
+        # Priority for the budget: verified facts, then the rest by score; rendering keeps section order.
+        sectioned = [(c, "verified_facts") for c in verified]
+        rest = [(c, "relevant") for c in relevant] + [(c, "supporting") for c in supporting] + [
+            (c, "unverified") for c in unverified
+        ]
+        rest.sort(key=lambda cs: (-cs[0].score, cs[0].record.id))
+        ordered = sectioned + rest
+        lines = [ContextLine(c.record.id, section, render_memory(c.record)) for c, section in ordered]
+        assembled = assemble(request.subject_id, pinned, lines, max_tokens)
+        if assembled.dropped:
+            exclude("budget", len(assembled.dropped))
+        kept = set(assembled.included)
+        memories = [memory_view(c, section) for c, section in ordered if c.record.id in kept]
+        section_order = {"verified_facts": 0, "relevant": 1, "supporting": 2, "unverified": 3}
+        memories.sort(key=lambda m: section_order[m["section"]])
+        live = [
+            {"field": lv.field, "value": lv.value, "as_of": lv.as_of.isoformat(), "overrides": overrides.get(f, [])}
+            for f, lv in sorted(live_values.items())
+        ]
+        return {
+            "context": assembled.text,
+            "tokens": assembled.tokens,
+            "memories": memories,
+            "live": live,
+            "excluded": excluded,
+            "live_unavailable": live_unavailable,
+            "stale_ids": stale_ids,
+        }
+
+
+def contradicts(record: MemoryRecord, field_name: str, live_value: Any) -> bool:
+    """Does the memory assert a different value than the live one? Unknown counts as stale:
+    the system of record owns the slot."""
+    asserted = record.value.get(field_name, record.value.get("value"))
+    if asserted is None:
+        return str(live_value).strip().lower() not in record.content.lower()
+    return str(asserted).strip().lower() != str(live_value).strip().lower()
+
+
+def _date(dt: datetime | None) -> str:
+    return dt.date().isoformat() if dt else "unknown"
+
+
+def render_memory(r: MemoryRecord) -> str:
+    src = r.source
+    origin = " ".join(escape_text(x) for x in (src.system, src.reference) if x)
+    source = f"{src.kind.value}{' ' + origin if origin else ''}"
+    return (
+        f"- [{r.id}] {escape_text(r.content)} (source: {source}; authority: {r.authority.value}; "
+        f"{r.type.value}; effective {_date(r.effective_at)})"
+    )
+
+
+def render_ticket(t: TicketState) -> str:
+    return (
+        f"- ticket {escape_text(t.ticket_id)}: status={escape_text(t.status)} priority={escape_text(t.priority or '-')}"
+        f" owner={escape_text(t.owner or '-')} last_update={t.updated_at.isoformat()}"
+    )
+
+
+def render_live(lv: LiveValue) -> str:
+    return f"- {escape_text(lv.field)} = {escape_text(str(lv.value))} (as of {lv.as_of.isoformat()})"
+
+
+def memory_view(c: Candidate, section: str) -> dict[str, Any]:
+    r = c.record
+    return {
+        "id": r.id,
+        "type": r.type.value,
+        "category": r.category,
+        "slot": r.slot,
+        "content": r.content,
+        "section": section,
+        "similarity": round(c.similarity, 4) if c.similarity is not None else None,
+        "score": round(c.score, 4),
+        "authority": r.authority.value,
+        "verified": r.verified,
+        "confidence": r.confidence,
+        "effective_at": r.effective_at.isoformat(),
+        "expires_at": r.expires_at.isoformat() if r.expires_at else None,
+        "source": r.source.model_dump(mode="json", exclude_none=True),
+        "session_id": r.session_id,
+    }

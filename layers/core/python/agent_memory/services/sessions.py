@@ -1,0 +1,115 @@
+"""Session close: accept a closed conversation, queue it, and report what became of it.
+
+The raw transcript is never a memory. It is masked, stored for reprocessing
+under a short TTL (object store), linked to every memory drawn from it by the
+lineage key `session:<id>`, and covered by erasure.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_memory.domain.enums import Role
+from agent_memory.domain.errors import Conflict, NotFound, PayloadTooLarge, Unavailable
+from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, MAX_TURNS, Turn
+from agent_memory.domain.hashing import request_fingerprint
+from agent_memory.domain.records import Principal
+from agent_memory.domain.sanitize import mask_identifiers
+from agent_memory.observability import logger
+from agent_memory.ports.messaging import ObjectStore, Queue
+from agent_memory.ports.store import MemoryStore
+from agent_memory.services.authorization import require_mutation, require_read
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,199}$"
+
+
+class CloseSessionRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    subject_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@\-]*$")
+    ticket_id: str | None = Field(default=None, max_length=200)
+    channel: str | None = Field(default=None, max_length=50)
+    occurred_at: datetime
+    turns: list[Turn] = Field(min_length=1, max_length=MAX_TURNS)
+
+
+def transcript_key(tenant_id: str, subject_id: str, session_id: str) -> str:
+    return f"transcripts/{tenant_id}/{subject_id}/{session_id}.json"
+
+
+def subject_prefix(tenant_id: str, subject_id: str) -> str:
+    return f"transcripts/{tenant_id}/{subject_id}/"
+
+
+class SessionService:
+    def __init__(self, store: MemoryStore, queue: Queue | None, objects: ObjectStore | None) -> None:
+        self.store = store
+        self.queue = queue
+        self.objects = objects
+
+    def close(self, principal: Principal, session_id: str, request: CloseSessionRequest) -> dict[str, Any]:
+        require_mutation(principal, Role.AGENT, action="close sessions")
+        if self.queue is None or self.objects is None:
+            raise Unavailable("the extraction queue is not configured")
+        masked_turns = [{"speaker": t.speaker.value, "text": mask_identifiers(t.text).text} for t in request.turns]
+        transcript = {
+            "session_id": session_id,
+            "subject_id": request.subject_id,
+            "ticket_id": request.ticket_id,
+            "channel": request.channel,
+            "occurred_at": request.occurred_at.isoformat(),
+            "turns": masked_turns,
+        }
+        if len(json.dumps(transcript).encode()) > MAX_TRANSCRIPT_BYTES:
+            raise PayloadTooLarge(f"transcript exceeds {MAX_TRANSCRIPT_BYTES} bytes", field="turns")
+        digest = request_fingerprint({"subject": request.subject_id, "turns": masked_turns})
+        key = transcript_key(principal.tenant_id, request.subject_id, session_id)
+        with self.store.tenant(principal.tenant_id) as s:
+            existing = s.get_session(session_id, for_update=True)  # type: ignore[attr-defined]
+            if existing is not None:
+                if existing["subject_id"] != request.subject_id:
+                    raise Conflict("session id already belongs to another subject", field="subject_id")
+                if existing["transcript_hash"] != digest:
+                    raise Conflict("session was already closed with different turns", field="turns")
+                return {"session_id": session_id, "status": existing["status"]}
+            s.insert_session(  # type: ignore[attr-defined]
+                session_id=session_id, subject_id=request.subject_id, ticket_id=request.ticket_id,
+                channel=request.channel, occurred_at=request.occurred_at, transcript_hash=digest,
+                transcript_key=key, turns=len(masked_turns),
+            )
+            # Inside the transaction: if storing or queueing fails, the close is not recorded and can be retried.
+            self.objects.put_json(key, transcript)
+            self.queue.send({"tenant_id": principal.tenant_id, "session_id": session_id,
+                             "subject_id": request.subject_id, "transcript_key": key})
+        logger.info("session queued", extra={"session_id": session_id, "turns": len(masked_turns)})
+        return {"session_id": session_id, "status": "queued"}
+
+    def status(self, principal: Principal, session_id: str) -> dict[str, Any]:
+        require_read(principal, Role.AGENT)
+        with self.store.tenant(principal.tenant_id) as s:
+            row = s.get_session(session_id)  # type: ignore[attr-defined]
+        if row is None:
+            raise NotFound(f"session {session_id} not found")
+        outcome = row["outcome"] or {}
+        view = {
+            "session_id": session_id,
+            "subject_id": row["subject_id"],
+            "status": row["status"],
+            "admitted": outcome.get("admitted", 0),
+            "pending_approval": outcome.get("pending_approval", 0),
+            "rejected": outcome.get("rejected", 0),
+            "quarantined": outcome.get("quarantined", 0),
+            "contested": outcome.get("contested", 0),
+            "duplicate": outcome.get("duplicate", 0),
+            "not_stored": outcome.get("not_stored", 0),
+            "memory_ids": row["memory_ids"],
+            "attempts": row["attempts"],
+            "extractor": row["extractor"],
+        }
+        if row["failure_reason"]:
+            view["reason"] = row["failure_reason"]
+        return view
