@@ -24,10 +24,15 @@ typecheck: install
 	$(UV) run --frozen mypy
 
 synth: install
-	$(UV) run --frozen python -m infra.synth
+	$(UV) run --frozen python -m infra.layer
+	$(UV) run --frozen python -m infra.app
 
-deploy: install
-	$(UV) run --frozen cdk deploy
+deploy: install layer
+	npx --yes aws-cdk@2 deploy --app "$(UV) run --frozen python -m infra.app" --require-approval broadening $(CDK_ARGS)
+
+.PHONY: layer
+layer: install
+	$(UV) run --frozen python -m infra.layer
 
 clean:
 	rm -rf .memory-data cdk.out .pytest_cache

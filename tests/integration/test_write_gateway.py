@@ -83,7 +83,11 @@ def test_given_a_tombstoned_hash_when_written_then_rejected_with_an_event(contai
         conn.execute("INSERT INTO tombstones (tenant_id, subject_id, content_hash) VALUES ('gw', 'S-tomb', %s)", (h,))
     r = container.gateway.write(AGENT, w("S-tomb", type="episode", category=None, slot=None,
                                          content="Customer shared their home address"))
-    assert r.decision is Decision.REJECTED and "tombstoned" in r.reasons and r.memory.content == ""
+    assert r.decision is Decision.REJECTED and "tombstoned" in r.reasons and r.memory is None
+    with container.db.tenant_transaction("gw") as conn:
+        assert conn.execute("SELECT count(*) AS n FROM memory_records WHERE subject_id = 'S-tomb'").fetchone()["n"] == 0
+        event = conn.execute("SELECT reason, payload FROM memory_events WHERE subject_id = 'S-tomb'").fetchone()
+    assert event["reason"] == "tombstoned" and event["payload"]["content_hash"] == h
 
 
 def test_given_the_embedder_fails_when_writing_then_the_record_is_kept_and_flagged(container):

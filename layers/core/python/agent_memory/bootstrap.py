@@ -59,10 +59,15 @@ def build_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "openai":
         from agent_memory.adapters.embedders.openai_embedder import OpenAIEmbedder
 
+        api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        if api_key is None and settings.openai_api_key_secret_arn:
+            from aws_lambda_powertools.utilities import parameters
+
+            api_key = str(parameters.get_secret(settings.openai_api_key_secret_arn, max_age=300))
         return OpenAIEmbedder(
             model=settings.openai_embedding_model,
             dimensions=settings.embedding_dim,
-            api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+            api_key=api_key,
             base_url=settings.openai_base_url,
             timeout_s=settings.openai_timeout_s,
         )
@@ -118,7 +123,25 @@ def build_system_of_record(settings: Settings, db: Database) -> SystemOfRecord:
     return LocalSystemOfRecord(db, ttl_seconds=min(settings.sor_cache_seconds, 5.0))
 
 
+def secret_database_url(settings: Settings) -> str:
+    """A connection string from the (rotated) database secret, read through Powertools' cache."""
+    from aws_lambda_powertools.utilities import parameters
+    from psycopg.conninfo import make_conninfo
+
+    secret: Any = parameters.get_secret(settings.database_secret_arn or "", transform="json", max_age=300)
+    return make_conninfo(
+        host=settings.database_host or secret["host"],
+        port=str(settings.database_port),
+        dbname=settings.database_name or secret.get("dbname", "postgres"),
+        user=secret["username"],
+        password=secret["password"],
+        sslmode=settings.database_sslmode,
+    )
+
+
 def database_url(settings: Settings) -> str:
+    if settings.database_secret_arn:
+        return secret_database_url(settings)
     if settings.database_url:
         return settings.database_url
     from agent_memory.local.embedded import start_embedded_postgres
@@ -133,9 +156,12 @@ def build_container(settings: Settings | None = None, *, embedder: Embedder | No
     if embedder.dimension != settings.embedding_dim:
         settings = settings.model_copy(update={"embedding_dim": embedder.dimension})
     url = database_url(settings)
-    if run_migrations:
+    if run_migrations and settings.migrate_on_start:
         migrate(url, embedding_dim=settings.embedding_dim, embedding_model=embedder.name)
-    db = Database(url, app_role=settings.app_role, min_size=settings.pool_min_size, max_size=settings.pool_max_size)
+    # With a rotated secret the pool asks for a fresh connection string on every new connection.
+    conninfo: Any = (lambda: secret_database_url(settings)) if settings.database_secret_arn else url
+    db = Database(conninfo, app_role=settings.app_role, min_size=settings.pool_min_size,
+                  max_size=settings.pool_max_size)
     db.open()
     _check_dimension(db, settings.embedding_dim)
     store = PostgresStore(db)

@@ -16,6 +16,14 @@ class Settings(BaseSettings):
     database_url: str | None = Field(default=None, validation_alias="DATABASE_URL")
     data_dir: Path = Field(default=Path(".memory-data"))
     app_role: str = "memory_app"
+    # In AWS: the connection is built at cold start from a Secrets Manager secret (rotated),
+    # through the RDS Proxy endpoint; migrations run once per deploy, not per cold start.
+    database_secret_arn: str | None = None
+    database_host: str | None = None
+    database_port: int = 5432
+    database_name: str | None = None
+    database_sslmode: str = "require"
+    migrate_on_start: bool = True
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=8, ge=1)
 
@@ -30,6 +38,7 @@ class Settings(BaseSettings):
     embedding_dim: int = Field(default=384, ge=1, le=16000)
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
+    openai_api_key_secret_arn: str | None = None
     openai_embedding_model: str = "text-embedding-3-small"
     openai_timeout_s: float = 10.0
 

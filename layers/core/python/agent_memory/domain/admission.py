@@ -86,7 +86,14 @@ def classify(
         reasons.append("observation_quarantined")
         final = Decision.QUARANTINED
 
-    if slot and slot in policy.sor_slot_fields and authority is not Authority.SYSTEM_OF_RECORD:
+    # The system of record owns these slots; a conversational commercial term (an SLA promise) is still
+    # held for review rather than dropped, and the live value wins at retrieval either way.
+    if (
+        slot
+        and slot in policy.sor_slot_fields
+        and authority is not Authority.SYSTEM_OF_RECORD
+        and category not in policy.approval_required_categories
+    ):
         reasons.append("owned_by_system_of_record")
         final = Decision.REJECTED
 

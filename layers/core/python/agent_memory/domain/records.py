@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -148,6 +148,8 @@ class MemoryWrite(BaseModel):
     extractor: str | None = Field(default=None, max_length=100)
     extractor_version: str | None = Field(default=None, max_length=50)
     actor: str | None = Field(default=None, max_length=200)
+    # A caller (an extractor) may mark text as instruction-like; it can only make admission stricter.
+    flags: list[Literal["untrusted_instruction"]] = Field(default_factory=list, max_length=5)
 
     @field_validator("content")
     @classmethod

@@ -19,7 +19,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"(previous|prior|above|earlier|all|system|your)\b[^.\n]{0,20}\b(instructions?|prompts?|rules|context)"
         ),
     ),
-    ("role_tag", re.compile(r"(?im)(^|\s)(system|assistant|developer)\s*:\s|<\|?(system|im_start|im_end)\|?>")),
+    (
+        "role_tag",
+        re.compile(
+            r"(?im)(^|\s)(system|assistant|developer)\s*:\s|<\|?(system|im_start|im_end)\|?>"
+            r"|</?\s*(admin|root|sudo|system|developer|assistant)\s*>"
+        ),
+    ),
     ("delimiter", re.compile(r"(?i)</?\s*retrieved_memory\b|<\|[a-z_]+\|>|\[/?INST\]|<<SYS>>")),
     ("tool_call", re.compile(r"(?i)\"?(tool_calls?|function_call)\"?\s*[:=]|<tool_call>|\bcall_tool\s*\(")),
     (

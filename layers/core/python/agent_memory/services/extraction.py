@@ -140,4 +140,5 @@ class ExtractionWorker:
             extractor=cand.extractor,
             extractor_version=cand.extractor_version,
             actor=cand.speaker.value,
+            flags=["untrusted_instruction"] if "untrusted_instruction" in cand.flags else [],
         )

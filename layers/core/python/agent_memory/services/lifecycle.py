@@ -205,7 +205,11 @@ class LifecycleService:
         return {"memory_id": memory_id, "legal_hold": hold}
 
 
+def _vector(v: Any) -> np.ndarray:
+    return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
+
+
 def _cosine(a: Any, b: Any) -> float:
-    va, vb = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    va, vb = _vector(a), _vector(b)
     denom = float(np.linalg.norm(va) * np.linalg.norm(vb)) or 1.0
     return float(va @ vb) / denom

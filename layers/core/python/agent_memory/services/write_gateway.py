@@ -14,9 +14,10 @@ from datetime import datetime
 import numpy as np
 
 from agent_memory.domain.admission import Classified, classify, resolve_conflict
-from agent_memory.domain.enums import DECISION_STATUS, Decision, EventType, Flag, Role
+from agent_memory.domain.enums import DECISION_STATUS, Decision, EventType, Flag, MemoryType, Role
 from agent_memory.domain.errors import Conflict, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
+from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import (
     MAX_CONTENT_CHARS,
     MemoryRecord,
@@ -67,17 +68,17 @@ class WriteGateway:
         """Admit, hold or refuse one candidate. `embedding` may be precomputed (bulk loads)."""
         require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="write memories")
         require_source_assertion(principal, request.source.kind)
-        clean, masked_kinds = sanitize(request)
-        screening = screen_for_instructions(clean.content + "\n" + json.dumps(clean.value))
         now = self.clock()
         policy = self.policies.for_tenant(principal.tenant_id)
-        candidate = classify(
-            clean, policy=policy, now=now, masked_kinds=masked_kinds, injection_signals=screening.signals
-        )
+        clean, candidate = prepare(request, policy, now)
         chash = content_hash(clean.subject_id, candidate.type.value, candidate.slot, clean.content)
 
         flags = list(candidate.flags)
-        if candidate.final is None and embedding is None:
+        # Quarantined observations keep a vector too: consolidation looks for corroboration by similarity.
+        wants_vector = candidate.final is None or (
+            candidate.final is Decision.QUARANTINED and candidate.type is MemoryType.OBSERVATION
+        )
+        if wants_vector and embedding is None:
             embedding = self._embed(clean.content)
             if embedding is None:
                 flags.append(Flag.EMBEDDING_PENDING.value)
@@ -135,6 +136,9 @@ class WriteGateway:
             content_hash=chash,
             lineage_keys=clean.lineage_keys,
         )
+        # Timestamp the record after the admission checks: it orders correctly against an erasure
+        # or supersession that committed while this write was embedding.
+        now = self.clock()
         reasons = list(candidate.reasons)
         supersedes: MemoryRecord | None = None
         conflicts_with: MemoryRecord | None = None
@@ -172,9 +176,13 @@ class WriteGateway:
         record: MemoryRecord | None = duplicate
         events: list[NewEvent] = []
         superseded: list[str] = []
-        if decision is not Decision.DUPLICATE:
+        # An erased subject leaves no row behind, not even a refusal: only the audit event says it happened.
+        erased = ctx.tombstoned or ctx.erasing
+        if decision is not Decision.DUPLICATE and not erased:
             record = self._build_record(principal, clean, candidate, chash, flags, decision, reasons, now, supersedes)
-            keep_vector = decision in (Decision.ADMITTED, Decision.PENDING_APPROVAL, Decision.CONTESTED)
+            keep_vector = decision in (Decision.ADMITTED, Decision.PENDING_APPROVAL, Decision.CONTESTED) or (
+                decision is Decision.QUARANTINED and candidate.type is MemoryType.OBSERVATION
+            )
             if supersedes is not None:
                 session.supersede(supersedes.id, record.id, now)
                 superseded.append(supersedes.id)
@@ -265,6 +273,15 @@ class WriteGateway:
             embedding_model=self.embedder.name if Flag.EMBEDDING_PENDING.value not in flags else None,
             last_validated_at=now if decision is Decision.ADMITTED else None,
         )
+
+
+def prepare(request: MemoryWrite, policy: PolicyProfile, now: datetime) -> tuple[MemoryWrite, Classified]:
+    """Steps 1-3, pure: sanitize, screen for instructions, classify. The database steps follow."""
+    clean, masked_kinds = sanitize(request)
+    screening = screen_for_instructions(clean.content + "\n" + json.dumps(clean.value))
+    signals = screening.signals + (("caller_flag",) if "untrusted_instruction" in clean.flags else ())
+    candidate = classify(clean, policy=policy, now=now, masked_kinds=masked_kinds, injection_signals=signals)
+    return clean, candidate
 
 
 def _confirms_with_more_authority(candidate: Classified, existing: MemoryRecord) -> bool:

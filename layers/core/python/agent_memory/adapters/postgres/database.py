@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 
@@ -26,7 +26,9 @@ class Database:
     applies to every query the service makes.
     """
 
-    def __init__(self, url: str, *, app_role: str = "memory_app", min_size: int = 1, max_size: int = 8) -> None:
+    def __init__(
+        self, url: str | Callable[[], str], *, app_role: str = "memory_app", min_size: int = 1, max_size: int = 8
+    ) -> None:
         self.url = url
         self.app_role = app_role
         self.pool = ConnectionPool(
@@ -35,6 +37,9 @@ class Database:
             max_size=max_size,
             kwargs={"autocommit": False, "row_factory": dict_row},
             configure=self._configure,
+            # A failover or restart leaves dead connections in the pool: test each one as it
+            # is handed out (one cheap round trip) rather than fail the caller's transaction.
+            check=ConnectionPool.check_connection,
             open=False,
             name="memory",
         )

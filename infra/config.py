@@ -1,0 +1,120 @@
+"""Deployment parameters, read once from CDK context (cdk.json, then `-c key=value`).
+
+Every knob of the stack is here with its default, so docs/deploy.md and the
+tests can name them; the constructs receive a validated `DeploymentConfig`
+and never read context themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from constructs import Node
+
+LayerMode = Literal["full", "placeholder"]
+
+
+@dataclass(frozen=True)
+class DeploymentConfig:
+    # Naming and the shared layer.
+    environment_name: str = "dev"
+    layer: LayerMode = "full"
+    # Network: NAT gateways give the in-VPC functions egress (OpenAI, SQS, Step Functions...).
+    max_azs: int = 2
+    nat_gateways: int = 1
+    # Aurora PostgreSQL Serverless v2. min 0 lets the writer auto-pause when idle.
+    aurora_min_capacity: float = 0.5
+    aurora_max_capacity: float = 8.0
+    aurora_auto_pause_minutes: int = 30
+    aurora_readers: int = 0
+    database_name: str = "memory"
+    deletion_protection: bool = True
+    backup_retention_days: int = 7
+    secret_rotation_days: int = 30
+    # Embeddings (production embeds through an OpenAI-compatible API).
+    embedder: Literal["openai", "local-minilm-onnx"] = "openai"
+    embedding_dim: int = 1536
+    openai_embedding_model: str = "text-embedding-3-small"
+    openai_base_url: str = ""
+    # Extraction pipeline.
+    extraction_max_receive_count: int = 3
+    extraction_batch_size: int = 10
+    extraction_max_concurrency: int = 10
+    # Transcripts are purged by the lifecycle run after this many days (bucket expiry is the backstop).
+    transcript_ttl_days: int = 7
+    # Lifecycle: nightly purge (EventBridge cron, UTC).
+    purge_schedule: str = "cron(15 3 * * ? *)"
+    # Erasure verification loop: rounds of verify + wait before the workflow fails.
+    erasure_verify_rounds: int = 6
+    erasure_verify_wait_seconds: int = 300
+    # API.
+    api_throttle_rate_limit: float = 100.0
+    api_throttle_burst_limit: int = 200
+    # Observability.
+    log_retention_days: int = 30
+    powertools_log_level: str = "INFO"
+    retrieval_p95_budget_ms: int = 150
+    alarm_email: str = ""
+
+    @classmethod
+    def context_keys(cls) -> dict[str, str]:
+        """Python field name -> camelCase context key."""
+        return {f.name: _camel(f.name) for f in fields(cls)}
+
+    @classmethod
+    def from_node(cls, node: Node) -> DeploymentConfig:
+        return cls.from_mapping({key: node.try_get_context(key) for key in cls.context_keys().values()})
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]) -> DeploymentConfig:
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = values.get(_camel(f.name))
+            if raw is None:
+                continue
+            kwargs[f.name] = _coerce(raw, f.default)
+        config = cls(**kwargs)
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        if self.layer not in ("full", "placeholder"):
+            raise ValueError("context layer must be 'full' or 'placeholder'")
+        if not 0 <= self.aurora_min_capacity <= self.aurora_max_capacity <= 256:
+            raise ValueError("need 0 <= auroraMinCapacity <= auroraMaxCapacity <= 256")
+        if self.aurora_max_capacity < 1:
+            raise ValueError("auroraMaxCapacity must be at least 1 ACU")
+        if not 5 <= self.aurora_auto_pause_minutes <= 1440:
+            raise ValueError("auroraAutoPauseMinutes must be within 5..1440")
+        if not 1 <= self.extraction_max_receive_count <= 20:
+            raise ValueError("extractionMaxReceiveCount must be within 1..20 (the core's max_receive_count)")
+        if not 1 <= self.transcript_ttl_days <= 30:
+            raise ValueError("transcriptTtlDays must be within 1..30")
+        if not 1 <= self.extraction_batch_size <= 10:
+            raise ValueError("extractionBatchSize must be within 1..10 (no batching window is configured)")
+        if self.erasure_verify_rounds < 1:
+            raise ValueError("erasureVerifyRounds must be at least 1")
+        if self.embedder == "openai" and self.embedding_dim < 1:
+            raise ValueError("embeddingDim must be positive")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _coerce(raw: Any, default: Any) -> Any:
+    """Context from `-c key=value` arrives as strings; cdk.json gives JSON types."""
+    if isinstance(default, bool):
+        if isinstance(raw, str):
+            return raw.strip().lower() in ("1", "true", "yes", "on")
+        return bool(raw)
+    if isinstance(default, int) and not isinstance(default, bool):
+        return int(float(raw)) if isinstance(raw, str) else int(raw)
+    if isinstance(default, float):
+        return float(raw)
+    if isinstance(raw, str):
+        return raw
+    return json.dumps(raw) if isinstance(raw, dict | list) else str(raw)

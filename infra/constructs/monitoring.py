@@ -1,0 +1,136 @@
+"""Alarms on what the design promises: no lost extraction (DLQ), erasure that
+finishes verified and in time, retrieval inside its latency budget, and
+functions that do not error. They notify one encrypted SNS topic."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+
+from constructs import Construct
+from infra.config import DeploymentConfig
+from infra.constructs.functions import METRICS_NAMESPACE, SERVICE_NAME
+
+# Emitted by the erasure code when a request passes its deadline without a receipt.
+# Powertools Metrics adds the `service` dimension to every metric it writes.
+ERASURE_DEADLINE_METRIC = "ErasureDeadlineMissed"
+
+
+class Monitoring(Construct):
+    """Exposes `topic`, `key` and `alarms` (name -> Alarm)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeploymentConfig,
+        functions: dict[str, lambda_.IFunction],
+        dead_letter_queue: sqs.IQueue,
+        erasure_state_machine: sfn.IStateMachine,
+        retrieval_function: str = "retrieve",
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.key = kms.Key(
+            self,
+            "Key",
+            description="Agent Memory: alarm notifications",
+            enable_key_rotation=True,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        # CloudWatch alarms publish to an encrypted topic only if the key lets them.
+        self.key.grant(
+            iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*"
+        )
+        self.topic = sns.Topic(
+            self, "Alarms", display_name="Agent Memory alarms", master_key=self.key, enforce_ssl=True
+        )
+        if config.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
+        self.alarms: dict[str, cw.Alarm] = {}
+        five_minutes = Duration.minutes(5)
+
+        self._alarm(
+            "ExtractionDlqNotEmpty",
+            dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=five_minutes, statistic="Maximum"
+            ),
+            threshold=1,
+            description="Session-close messages failed extraction after every retry (inspect, then redrive).",
+        )
+        self._alarm(
+            "ErasureFailed",
+            erasure_state_machine.metric_failed(period=five_minutes, statistic="Sum"),
+            threshold=1,
+            description="An erasure execution failed (ExecutionsFailed): the subject may not be erased.",
+        )
+        self._alarm(
+            "ErasureTimedOut",
+            erasure_state_machine.metric_timed_out(period=five_minutes, statistic="Sum"),
+            threshold=1,
+            description="An erasure execution ran past its deadline (state machine timeout).",
+        )
+        self._alarm(
+            "ErasureDeadlineMissed",
+            cw.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=ERASURE_DEADLINE_METRIC,
+                dimensions_map={"service": SERVICE_NAME},
+                period=Duration.hours(1),
+                statistic="Sum",
+            ),
+            threshold=1,
+            description="An erasure request passed its deadline without a verified receipt (custom metric).",
+        )
+        if retrieval_function in functions:
+            self._alarm(
+                "RetrievalLatencyP95",
+                functions[retrieval_function].metric_duration(period=five_minutes, statistic="p95"),
+                threshold=config.retrieval_p95_budget_ms,
+                evaluation_periods=3,
+                datapoints_to_alarm=3,
+                comparison=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                description=f"p95 retrieval duration over the {config.retrieval_p95_budget_ms} ms budget "
+                "for 15 minutes.",
+            )
+        for name, function in functions.items():
+            self._alarm(
+                f"Errors{''.join(part.capitalize() for part in name.split('_'))}",
+                function.metric_errors(period=five_minutes, statistic="Sum"),
+                threshold=1,
+                description=f"The {name} function raised errors.",
+            )
+
+    def _alarm(
+        self,
+        name: str,
+        metric: cw.IMetric,
+        *,
+        threshold: float,
+        description: str,
+        evaluation_periods: int = 1,
+        datapoints_to_alarm: int = 1,
+        comparison: cw.ComparisonOperator = cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    ) -> cw.Alarm:
+        alarm = cw.Alarm(
+            self,
+            name,
+            alarm_description=description,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=datapoints_to_alarm,
+            comparison_operator=comparison,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+        )
+        alarm.add_alarm_action(cw_actions.SnsAction(self.topic))
+        self.alarms[name] = alarm
+        return alarm

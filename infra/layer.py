@@ -1,0 +1,192 @@
+"""Builds the shared Lambda layer without Docker.
+
+The layer holds the core package (`agent_memory`) and its runtime
+dependencies from `[project].dependencies` in the lock (never the `local`
+extra: no ONNX embedder, embedded PostgreSQL or moto in Lambda). Wheels are
+resolved for the Lambda platform (manylinux2014 x86_64, CPython 3.11) by
+`uv pip install --python-platform`, so building works on any host that
+reaches PyPI. A stamp of the inputs' hash makes a rebuild happen only when
+the lock, pyproject.toml, the core sources or this builder change.
+
+Two modes:
+- `full`: the real layer in `build/lambda-layer/` (`make layer`, `make synth`, deploy);
+- `placeholder`: the core package alone, straight from `layers/core`, for the
+  infra tests, which must not download hundreds of megabytes.
+
+Run `python -m infra.layer` to build (or check) the real layer and print its size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CORE_SRC = REPO / "layers" / "core" / "python" / "agent_memory"
+PLACEHOLDER_DIR = REPO / "layers" / "core"
+BUILD_DIR = REPO / "build" / "lambda-layer"
+STAMP = ".layer-stamp"
+# Bumped when the build recipe changes, so the stamp invalidates old builds.
+RECIPE_VERSION = "3"
+PLATFORM = "x86_64-manylinux2014"
+PYTHON_VERSION = "3.11"
+# The unzipped limit of a function plus all its layers.
+LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
+# Packages that exist only to build or type-check; never needed at run time.
+PRUNE_DIRS = ("__pycache__", "tests", "test")
+PRUNE_SUFFIXES = (".pyc", ".pyi")
+KEEP_TEST_PACKAGES = ("numpy/testing",)  # numpy imports numpy.testing lazily; keep it whole
+# The python3.11 Lambda runtime runs on Amazon Linux 2 (glibc 2.26): numpy >= 2.3
+# ships only manylinux_2_28 wheels, which would not load there. Until pyproject.toml
+# bounds numpy itself, the layer resolves the newest numpy that has manylinux2014 wheels.
+LAMBDA_OVERRIDES = ("numpy<2.3",)
+
+
+def _files_for_hash() -> list[Path]:
+    files = [REPO / "uv.lock", REPO / "pyproject.toml", Path(__file__)]
+    files += sorted(p for p in CORE_SRC.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return files
+
+
+def inputs_hash() -> str:
+    """A digest of everything the layer is built from."""
+    digest = hashlib.sha256(RECIPE_VERSION.encode())
+    for path in _files_for_hash():
+        digest.update(str(path.relative_to(REPO)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def is_current(target: Path = BUILD_DIR) -> bool:
+    stamp = target / STAMP
+    return stamp.is_file() and stamp.read_text().strip() == inputs_hash()
+
+
+def _uv() -> list[str]:
+    found = shutil.which("uv")
+    return [found] if found else [sys.executable, "-m", "uv"]
+
+
+def _run(cmd: list[str]) -> None:
+    subprocess.run(cmd, cwd=REPO, check=True)  # noqa: S603 (fixed argv, no shell)
+
+
+def _prune(site: Path) -> None:
+    """Drop bytecode caches, stubs and bundled test suites: Lambda does not need them."""
+    for path in sorted(site.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        rel = path.relative_to(site).as_posix()
+        if any(rel.startswith(keep) for keep in KEEP_TEST_PACKAGES):
+            continue
+        if path.is_dir() and path.name in PRUNE_DIRS:
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.is_file() and path.suffix in PRUNE_SUFFIXES:
+            path.unlink()
+
+
+def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
+    """Build the real layer into `target` (layout: target/python/...), unless it is current."""
+    if not force and is_current(target):
+        return target
+    digest = inputs_hash()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Built beside the target and swapped in whole, so a failed build never leaves half a layer.
+    work = Path(tempfile.mkdtemp(prefix=".layer-", dir=target.parent))
+    try:
+        site = work / "python"
+        requirements = work / "requirements.txt"
+        _run(
+            [
+                *_uv(),
+                "export",
+                "--quiet",
+                "--frozen",
+                "--no-dev",
+                "--no-hashes",
+                "--no-emit-project",
+                "--no-header",
+                "--format",
+                "requirements-txt",
+                "--output-file",
+                str(requirements),
+            ]
+        )
+        overrides = work / "overrides.txt"
+        overrides.write_text("\n".join(LAMBDA_OVERRIDES) + "\n")
+        _run(
+            [
+                *_uv(),
+                "pip",
+                "install",
+                "--quiet",
+                "--no-compile",
+                "--only-binary",
+                ":all:",
+                "--python-platform",
+                PLATFORM,
+                "--python-version",
+                PYTHON_VERSION,
+                "--target",
+                str(site),
+                "-r",
+                str(requirements),
+                "--override",
+                str(overrides),
+            ]
+        )
+        # The core package itself: copied as source (pure Python; its SQL migrations
+        # are package data read through importlib.resources).
+        shutil.copytree(
+            CORE_SRC, site / "agent_memory", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
+        _prune(site)
+        (work / STAMP).write_text(digest + "\n")
+        if target.exists():
+            shutil.rmtree(target)
+        work.rename(target)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def size_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
+def largest_packages(root: Path, limit: int = 8) -> list[tuple[str, int]]:
+    site = root / "python"
+    sizes = [(p.name, size_bytes(p) if p.is_dir() else p.stat().st_size) for p in site.iterdir()]
+    return sorted(sizes, key=lambda item: item[1], reverse=True)[:limit]
+
+
+def asset_dir(mode: str) -> Path:
+    """The folder to hand to `lambda.Code.from_asset` for the given layer mode."""
+    if mode == "placeholder":
+        return PLACEHOLDER_DIR
+    if mode == "full":
+        return build(BUILD_DIR)
+    raise ValueError(f"unknown layer mode {mode!r}; use 'full' or 'placeholder'")
+
+
+def main() -> int:
+    started_current = is_current()
+    root = build(force="--force" in sys.argv[1:])
+    total = size_bytes(root)
+    print(f"layer: {root.relative_to(REPO)} ({'up to date' if started_current else 'built'})")
+    print(f"unzipped size: {total / 1024 / 1024:.1f} MiB (Lambda limit for function + layers: 250 MiB)")
+    for name, size in largest_packages(root):
+        print(f"  {name:<40} {size / 1024 / 1024:7.1f} MiB")
+    if total >= LAMBDA_UNZIPPED_LIMIT:
+        print("error: the layer is over Lambda's unzipped limit", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    os.chdir(REPO)
+    raise SystemExit(main())

@@ -1,0 +1,146 @@
+"""The Agent Memory stack: composes the constructs and wires each function of
+FUNCTIONS to its trigger."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aws_cdk import CfnOutput, Stack, Tags
+from aws_cdk import aws_lambda as lambda_
+
+from agent_memory.functions_spec import FUNCTIONS, Trigger
+from constructs import Construct
+from infra import layer as layer_builder
+from infra.config import DeploymentConfig
+from infra.constructs.api import Api
+from infra.constructs.database import Database, DatabaseMigrations
+from infra.constructs.erasure import ErasureWorkflow
+from infra.constructs.functions import PermissionTargets, ServiceFunctions
+from infra.constructs.lifecycle import Lifecycle
+from infra.constructs.monitoring import Monitoring
+from infra.constructs.network import Network
+from infra.constructs.pipeline import Pipeline
+from infra.constructs.secrets import AppSecrets
+from infra.nag import add_suppressions
+
+
+def embedding_model_name(config: DeploymentConfig) -> str:
+    """The name the core's embedder reports (stored beside the vector dimension)."""
+    if config.embedder == "openai":
+        return f"openai:{config.openai_embedding_model}"
+    return config.embedder
+
+
+class MemoryStack(Stack):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: DeploymentConfig, **kwargs: object
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
+        self.config = config
+        # RDS Proxy target groups take no tags (CloudFormation schema).
+        untaggable = ["AWS::RDS::DBProxyTargetGroup"]
+        Tags.of(self).add("service", "agent-memory", exclude_resource_types=untaggable)
+        Tags.of(self).add("environment", config.environment_name, exclude_resource_types=untaggable)
+
+        self.layer = lambda_.LayerVersion(
+            self,
+            "CoreLayer",
+            description=f"agent_memory core package and runtime dependencies ({config.layer})",
+            code=lambda_.Code.from_asset(
+                str(layer_builder.asset_dir(config.layer)), exclude=["**/__pycache__", "**/*.pyc"]
+            ),
+            compatible_runtimes=[lambda_.Runtime.PYTHON_3_11],
+            compatible_architectures=[lambda_.Architecture.X86_64],
+        )
+        self.network = Network(self, "Network", config=config)
+        self.database = Database(self, "Database", config=config, network=self.network)
+        self.secrets = AppSecrets(self, "Secrets")
+        self.functions = ServiceFunctions(
+            self,
+            "Functions",
+            config=config,
+            network=self.network,
+            layer=self.layer,
+        )
+        worker_spec, _ = self.functions.single("sqs")
+        self.pipeline = Pipeline(
+            self, "Pipeline", config=config, worker_timeout=self.functions.functions[worker_spec.name].timeout
+        )  # type: ignore[arg-type]
+        _, step_function = self.functions.single("stepfunctions")
+        self.erasure = ErasureWorkflow(self, "Erasure", config=config, step_function=step_function)
+        self.functions.apply_permissions(
+            PermissionTargets(
+                database=self.database,
+                jwt_secret=self.secrets.jwt_secret,
+                openai_secret=self.secrets.openai_secret,
+                extraction_queue=self.pipeline.queue,
+                transcripts_bucket=self.pipeline.transcripts_bucket,
+                erasure_state_machine=self.erasure.state_machine,
+            )
+        )
+        self._wire_triggers()
+        self.migrations = DatabaseMigrations(
+            self,
+            "Migrations",
+            config=config,
+            network=self.network,
+            database=self.database,
+            layer=self.layer,
+            embedding_model=embedding_model_name(config),
+        )
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            config=config,
+            functions=dict(self.functions.functions),
+            dead_letter_queue=self.pipeline.dead_letter_queue,
+            erasure_state_machine=self.erasure.state_machine,
+        )
+        CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
+        CfnOutput(self, "DatabaseSecretArn", value=self.database.secret.secret_arn)
+        CfnOutput(self, "DatabaseProxyEndpoint", value=self.database.proxy.endpoint)
+        CfnOutput(self, "JwtSecretArn", value=self.secrets.jwt_secret.secret_arn)
+        CfnOutput(self, "OpenAiSecretArn", value=self.secrets.openai_secret.secret_arn)
+        CfnOutput(self, "ErasureStateMachineArn", value=self.erasure.state_machine.state_machine_arn)
+        CfnOutput(self, "MigrationsFunctionName", value=self.migrations.function.function_name)
+        add_suppressions(self)
+
+    def _wire_triggers(self) -> None:
+        """Each trigger kind of FUNCTIONS has exactly one wiring; an unknown kind fails the synth."""
+        _, authorizer = self.functions.single("authorizer")
+
+        def api() -> None:
+            self.api = Api(
+                self,
+                "Api",
+                config=self.config,
+                handlers=self.functions.by_trigger("api"),
+                authorizer_function=authorizer,
+            )
+
+        def sqs() -> None:
+            for _, function in self.functions.by_trigger("sqs"):
+                self.pipeline.connect_worker(function)
+
+        def schedule() -> None:
+            self.lifecycle = Lifecycle(
+                self,
+                "Lifecycle",
+                config=self.config,
+                purge_functions=[fn for _, fn in self.functions.by_trigger("schedule")],
+            )
+
+        def wired_elsewhere() -> None:
+            """stepfunctions: tasks of the erasure workflow; authorizer: part of the API."""
+
+        wiring: dict[Trigger, Callable[[], None]] = {
+            "api": api,
+            "sqs": sqs,
+            "schedule": schedule,
+            "stepfunctions": wired_elsewhere,
+            "authorizer": wired_elsewhere,
+        }
+        for trigger in dict.fromkeys(spec.trigger for spec in FUNCTIONS):
+            if trigger not in wiring:
+                raise ValueError(f"FUNCTIONS uses trigger {trigger!r}, which the stack does not wire")
+            wiring[trigger]()

@@ -1,0 +1,161 @@
+"""Aurora, RDS Proxy, secrets, the extraction queue and the nightly schedule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match
+from cfn_template import refs_in
+
+from agent_memory.functions_spec import FUNCTIONS
+
+pytestmark = pytest.mark.infra
+
+
+def only(synthesized: Any, type_: str) -> tuple[str, dict[str, Any]]:
+    found = synthesized.resources(type_)
+    assert len(found) == 1, f"expected one {type_}, found {len(found)}"
+    return next(iter(found.items()))
+
+
+def function_id(synthesized: Any, trigger: str) -> str:
+    spec = next(s for s in FUNCTIONS if s.trigger == trigger)
+    return next(
+        k
+        for k, v in synthesized.resources("AWS::Lambda::Function").items()
+        if v["Properties"]["Handler"] == spec.lambda_handler
+    )
+
+
+def test_aurora_is_serverless_v2_postgres_encrypted_with_the_customer_key(synthesized: Any) -> None:
+    config = synthesized.stack.config
+    _, cluster = only(synthesized, "AWS::RDS::DBCluster")
+    props = cluster["Properties"]
+    assert props["Engine"] == "aurora-postgresql"
+    major, minor = (int(x) for x in props["EngineVersion"].split(".")[:2])
+    assert (major, minor) >= (16, 8) or major >= 17, "pgvector 0.8 needs Aurora PostgreSQL 16.8+/17.4+"
+    assert props["StorageEncrypted"] is True
+    key_id = next(iter(refs_in(props["KmsKeyId"])))
+    assert synthesized.raw["Resources"][key_id]["Type"] == "AWS::KMS::Key"
+    assert synthesized.raw["Resources"][key_id]["Properties"]["EnableKeyRotation"] is True
+    assert props["ServerlessV2ScalingConfiguration"]["MinCapacity"] == config.aurora_min_capacity
+    assert props["ServerlessV2ScalingConfiguration"]["MaxCapacity"] == config.aurora_max_capacity
+    synthesized.template.has_resource_properties("AWS::RDS::DBInstance", {"DBInstanceClass": "db.serverless"})
+
+
+def test_aurora_lives_in_isolated_subnets(synthesized: Any) -> None:
+    _, group = only(synthesized, "AWS::RDS::DBSubnetGroup")
+    subnet_ids = refs_in(group["Properties"]["SubnetIds"])
+    for subnet_id in subnet_ids:
+        tags = {t["Key"]: t["Value"] for t in synthesized.raw["Resources"][subnet_id]["Properties"]["Tags"]}
+        assert tags["aws-cdk:subnet-type"] == "Isolated"
+    assert len(subnet_ids) == synthesized.stack.config.max_azs
+
+
+def test_credentials_live_in_a_rotated_secret_encrypted_with_the_key(synthesized: Any) -> None:
+    secrets = synthesized.resources("AWS::SecretsManager::Secret")
+    database_secret = [
+        s
+        for s in secrets.values()
+        if "GenerateSecretString" in s["Properties"]
+        and "username" in s["Properties"]["GenerateSecretString"].get("SecretStringTemplate", "")
+    ]
+    assert len(database_secret) == 1
+    assert "KmsKeyId" in database_secret[0]["Properties"]
+    synthesized.template.has_resource_properties(
+        "AWS::SecretsManager::RotationSchedule",
+        {
+            "RotationRules": {
+                "ScheduleExpression": f"rate({synthesized.stack.config.secret_rotation_days} days)"
+            },
+        },
+    )
+
+
+def test_functions_reach_the_database_through_rds_proxy_with_tls(synthesized: Any) -> None:
+    proxy_id, proxy = only(synthesized, "AWS::RDS::DBProxy")
+    assert proxy["Properties"]["EngineFamily"] == "POSTGRESQL"
+    assert proxy["Properties"]["RequireTLS"] is True
+    for function in synthesized.resources("AWS::Lambda::Function").values():
+        env = function["Properties"].get("Environment", {}).get("Variables", {})
+        if "MEMORY_DATABASE_HOST" in env:
+            assert refs_in(env["MEMORY_DATABASE_HOST"]) == {proxy_id}
+
+
+def test_migrations_run_as_a_custom_resource_with_the_embedding_settings(synthesized: Any) -> None:
+    config = synthesized.stack.config
+    synthesized.template.has_resource_properties(
+        "Custom::MemoryMigrations",
+        {
+            "EmbeddingDim": str(config.embedding_dim),
+            "EmbeddingModel": f"openai:{config.openai_embedding_model}",
+            "MigrationsFingerprint": Match.string_like_regexp("^[0-9a-f]{16}$"),
+        },
+    )
+
+
+def test_extraction_queue_redrives_to_the_dlq(synthesized: Any) -> None:
+    config = synthesized.stack.config
+    queues = synthesized.resources("AWS::SQS::Queue")
+    main = [(k, q) for k, q in queues.items() if "RedrivePolicy" in q["Properties"]]
+    assert len(main) == 1 and len(queues) == 2
+    _, queue = main[0]
+    redrive = queue["Properties"]["RedrivePolicy"]
+    assert redrive["maxReceiveCount"] == config.extraction_max_receive_count
+    dlq_id = next(iter(refs_in(redrive["deadLetterTargetArn"])))
+    assert dlq_id in queues
+    for q in queues.values():
+        assert "KmsMasterKeyId" in q["Properties"]
+    # Visibility timeout >= 6 x the worker's timeout (AWS guidance for Lambda event sources).
+    worker = next(s for s in FUNCTIONS if s.trigger == "sqs")
+    assert queue["Properties"]["VisibilityTimeout"] >= 6 * worker.timeout_s
+
+
+def test_extraction_worker_reports_partial_batch_failures(synthesized: Any) -> None:
+    _, mapping = only(synthesized, "AWS::Lambda::EventSourceMapping")
+    props = mapping["Properties"]
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert refs_in(props["FunctionName"]) == {function_id(synthesized, "sqs")}
+    assert props["BatchSize"] == synthesized.stack.config.extraction_batch_size
+
+
+def test_nightly_schedule_invokes_the_purge(synthesized: Any) -> None:
+    _, rule = only(synthesized, "AWS::Events::Rule")
+    assert rule["Properties"]["ScheduleExpression"] == synthesized.stack.config.purge_schedule
+    targets = rule["Properties"]["Targets"]
+    assert [next(iter(refs_in(t["Arn"]))) for t in targets] == [function_id(synthesized, "schedule")]
+
+
+def test_transcripts_bucket_is_private_encrypted_and_unversioned(synthesized: Any) -> None:
+    buckets = synthesized.resources("AWS::S3::Bucket")
+    transcripts = [b for b in buckets.values() if "LoggingConfiguration" in b["Properties"]]
+    assert len(transcripts) == 1
+    props = transcripts[0]["Properties"]
+    rule = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
+    assert "VersioningConfiguration" not in props, "an erasure must not leave noncurrent versions behind"
+    assert props["PublicAccessBlockConfiguration"]["RestrictPublicBuckets"] is True
+
+
+def test_zero_minimum_capacity_turns_on_auto_pause() -> None:
+    # A small stack of its own: the network and the database with min capacity 0.
+    import aws_cdk as cdk
+    from aws_cdk.assertions import Template
+    from infra.config import DeploymentConfig
+    from infra.constructs.database import Database
+    from infra.constructs.network import Network
+
+    config = DeploymentConfig.from_mapping({"auroraMinCapacity": 0, "auroraAutoPauseMinutes": 15})
+    stack = cdk.Stack(cdk.App(), "DatabaseOnly")
+    Database(stack, "Database", config=config, network=Network(stack, "Network", config=config))
+    Template.from_stack(stack).has_resource_properties(
+        "AWS::RDS::DBCluster",
+        {
+            "ServerlessV2ScalingConfiguration": {
+                "MinCapacity": 0,
+                "MaxCapacity": 8,
+                "SecondsUntilAutoPause": 900,
+            },
+        },
+    )
