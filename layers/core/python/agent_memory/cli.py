@@ -179,6 +179,12 @@ def cmd_policy(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from agent_memory.bench.cli import main as bench_main
+
+    return int(bench_main(args.bench_args) or 0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memory", description="Agent Memory Service")
     sub = p.add_subparsers(dest="command", required=True)
@@ -219,6 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--subject", required=True)
     s.add_argument("pairs", nargs="+", metavar="field=value")
     s.set_defaults(func=cmd_sor_set)
+
+    s = sub.add_parser("bench", help="benchmarks: write, retrieve, longmemeval, extraction, lifecycle",
+                       add_help=False)
+    s.add_argument("bench_args", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_bench)
 
     s = sub.add_parser("policy", help="set a tenant's policy profile")
     s.add_argument("--tenant", required=True)

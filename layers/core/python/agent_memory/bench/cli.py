@@ -1,0 +1,38 @@
+"""`memory bench <name> [options]`: one command per benchmark, JSON out (`--json FILE`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _emit(report: dict[str, Any], json_path: str | None) -> None:
+    text = json.dumps(report, indent=2, default=str)
+    print(text)
+    if json_path:
+        Path(json_path).write_text(text + "\n")
+
+
+def _extraction(argv: list[str]) -> int:
+    from agent_memory.bench.extraction import run_extraction_bench
+
+    p = argparse.ArgumentParser(prog="memory bench extraction")
+    p.add_argument("--data", default="benchmarks/extraction/labelled_transcripts.jsonl")
+    p.add_argument("--policy", default="crm")
+    p.add_argument("--json")
+    a = p.parse_args(argv)
+    _emit(run_extraction_bench(a.data, policy=a.policy), a.json)
+    return 0
+
+
+BENCHES = {"extraction": _extraction}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in BENCHES:
+        print(f"usage: memory bench {{{','.join(sorted(BENCHES))}}} [options]", file=sys.stderr)
+        return 2
+    return BENCHES[argv[0]](argv[1:])
