@@ -126,6 +126,7 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
             if length > api.max_body_bytes:
                 status, headers, body = _error(413, "payload_too_large",
                                                f"request body exceeds {api.max_body_bytes} bytes", "body")
+                self._discard(length)
                 self.close_connection = True
             else:
                 raw = self.rfile.read(length) if length else b""
@@ -142,6 +143,15 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def _discard(self, length: int) -> None:
+            """Read (and drop) an oversized body so the client sees the 413, not a reset."""
+            remaining = min(length, 64 * 1024 * 1024)
+            while remaining > 0:
+                chunk = self.rfile.read(min(remaining, 1 << 20))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 

@@ -53,8 +53,13 @@ class QueuePoller:
         if not messages:
             return 0
         handler = load_handler_module(by_name("extract")).lambda_handler
-        result = handler(sqs_event(messages, self.queue_arn, self.region), LocalLambdaContext(function_name="extract"))
-        failed = {f["itemIdentifier"] for f in (result or {}).get("batchItemFailures", [])}
+        try:
+            result = handler(sqs_event(messages, self.queue_arn, self.region),
+                             LocalLambdaContext(function_name="extract"))
+            failed = {f["itemIdentifier"] for f in (result or {}).get("batchItemFailures", [])}
+        except Exception as exc:  # as in Lambda: a raising handler fails the whole batch
+            logger.warning("extract batch failed", extra={"error": type(exc).__name__, "messages": len(messages)})
+            failed = {m["MessageId"] for m in messages}
         for m in messages:
             if m["MessageId"] not in failed:
                 self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
