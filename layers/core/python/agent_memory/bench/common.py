@@ -159,10 +159,24 @@ def slot_content(slot: str, rng: random.Random) -> str:
     return f"Renewal at {rng.randint(5, 40)}% discount for {rng.randint(1, 3)} years, net {rng.choice([30, 45, 60])}."
 
 
-def episode_content(rng: random.Random, serial: int) -> str:
-    """A support/CS episode; `serial` makes it distinct (dedupe must not short-circuit)."""
-    return (f"{rng.choice(WEEKDAYS)} call #{serial} with {rng.choice(PEOPLE)} ({rng.choice(ROLES)}): discussed "
-            f"{rng.choice(TOPICS)}; {rng.choice(DETAILS)}. Next step: {rng.choice(ACTIONS)}.")
+def episode_content(rng: random.Random, serial: int) -> tuple[str, str]:
+    """A support/CS episode and its meaning key (the part an embedding cares about);
+    `serial` makes the text distinct (dedupe must not short-circuit)."""
+    gist = f"discussed {rng.choice(TOPICS)}; {rng.choice(DETAILS)}. Next step: {rng.choice(ACTIONS)}."
+    return f"{rng.choice(WEEKDAYS)} call #{serial} with {rng.choice(PEOPLE)} ({rng.choice(ROLES)}): {gist}", gist
+
+
+def slot_gist(slot: str) -> str:
+    return {
+        "preference.contact_channel": "Preferred contact channel for the customer",
+        "preference.meeting_time": "Preferred meeting times",
+        "preference.language": "Preferred language for communication",
+        "account.primary_contact": "Primary contact and main stakeholder",
+        "account.billing_contact": "Billing contact for invoices",
+        "environment.identity_provider": "Identity provider used for SSO",
+        "environment.crm": "CRM system and integrations",
+        "account.industry": "Industry the customer operates in",
+    }.get(slot, "Contract renewal terms and discount")
 
 
 def unit_vectors(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
@@ -421,11 +435,11 @@ def plan_subject_rows(
         created = now - timedelta(days=age_days)
         if k < len(slots):
             slot, mtype, category = slots[k]
-            content = slot_content(slot, rng)
+            content, gist = slot_content(slot, rng), slot_gist(slot)
         else:
             slot, category = None, None
             mtype = MemoryType.RESOLUTION if rng.random() < 0.1 else MemoryType.EPISODE
-            content = episode_content(rng, idx * 1000 + k)
+            content, gist = episode_content(rng, idx * 1000 + k)
             if mtype is MemoryType.RESOLUTION:
                 content = "Resolved: " + content
         authority = _AUTH_FOR_TYPE[mtype]
@@ -444,7 +458,7 @@ def plan_subject_rows(
             "subject_id": sid, "type": mtype.value, "category": category or mtype.value.upper(), "slot": slot,
             "content": content, "authority": authority, "sensitivity": sensitivity, "status": status,
             "created_at": created, "effective_at": created, "valid_to": valid_to, "superseded_at": superseded_at,
-            "expires_at": expires_at, "session_id": session, "lineage_keys": [f"session:{session}"],
+            "expires_at": expires_at, "session_id": session, "lineage_keys": [f"session:{session}"], "gist": gist,
         })
     return rows
 
@@ -539,11 +553,11 @@ def load_dataset(container: Any, *, subjects: int, per_subject: int, seed: int, 
                  expired_share: float = 0.0, vectors: Any = None, tenant: str = TENANT,
                  first_subject: int = 0, log_every: int = 100_000) -> dict[str, Any]:
     """Synthetic memories COPYed straight into memory_records (no gateway): subject i gets
-    `per_subject` rows; `vectors(rng, n)` gives their embeddings (random unit vectors by default)."""
+    `per_subject` rows; `vectors(rng, plans)` gives their embeddings (random unit vectors by default)."""
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     now = datetime.now(UTC)
-    make_vectors = vectors or (lambda g, n: unit_vectors(g, n))
+    make_vectors = vectors or (lambda g, plans: unit_vectors(g, len(plans)))
     report: dict[str, Any] = {}
     serial = [first_subject * per_subject]
     total = subjects * per_subject
@@ -554,7 +568,7 @@ def load_dataset(container: Any, *, subjects: int, per_subject: int, seed: int, 
         batch: list[tuple[Any, ...]] = []
         for i in range(first_subject, first_subject + subjects):
             plans = plan_subject_rows(i, per_subject, rng, now, expired_share=expired_share)
-            vecs = make_vectors(nrng, len(plans))
+            vecs = make_vectors(nrng, plans)
             for p, v in zip(plans, vecs, strict=True):
                 serial[0] += 1
                 batch.append(copy_row(p, tenant, v if p["status"] == "active" else None, serial[0]))
