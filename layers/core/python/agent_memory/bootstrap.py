@@ -73,7 +73,7 @@ def build_embedder(settings: Settings) -> Embedder:
         )
     from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder
 
-    return MiniLMOnnxEmbedder()
+    return MiniLMOnnxEmbedder(threads=settings.embedder_threads)
 
 
 def build_extractor(settings: Settings) -> Extractor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -241,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command != "serve":
+        # one-shot commands print JSON; per-write INFO lines would drown it
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     return int(args.func(args) or 0)
 
 

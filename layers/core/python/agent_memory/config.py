@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     # Embeddings: the dimension is checked against the database at start.
     embedder: Literal["local-minilm-onnx", "openai"] = "local-minilm-onnx"
     embedding_dim: int = Field(default=384, ge=1, le=16000)
+    embedder_threads: int = Field(default=1, ge=1, le=64)  # onnxruntime intra-op threads (local embedder)
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     openai_api_key_secret_arn: str | None = None

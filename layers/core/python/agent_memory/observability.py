@@ -7,6 +7,7 @@ identifier: log ids, hashes, counts and reasons.
 from __future__ import annotations
 
 import os
+import sys
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
@@ -14,6 +15,7 @@ SERVICE = os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agent-memory")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true" if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME") else "false")
 
-logger = Logger(service=SERVICE)
+# stderr: in Lambda both streams reach CloudWatch; locally stdout stays clean for JSON output.
+logger = Logger(service=SERVICE, stream=sys.stderr)
 metrics = Metrics(namespace=os.environ["POWERTOOLS_METRICS_NAMESPACE"], service=SERVICE)
 tracer = Tracer(service=SERVICE)

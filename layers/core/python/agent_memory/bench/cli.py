@@ -28,7 +28,32 @@ def _extraction(argv: list[str]) -> int:
     return 0
 
 
-BENCHES = {"extraction": _extraction}
+def _longmemeval(argv: list[str]) -> int:
+    from agent_memory.bench.longmemeval import main
+
+    print(json.dumps(main(argv), indent=2))
+    return 0
+
+
+def _database_bench(name: str) -> Any:
+    """`memory bench write|retrieve|lifecycle`: each module's main(argv) -> (report, json path)."""
+
+    def run(argv: list[str]) -> int:
+        import importlib
+
+        report, json_path = importlib.import_module(f"agent_memory.bench.{name}").main(argv)
+        _emit(report, json_path)
+        return 0
+
+    return run
+
+
+BENCHES = {
+    "longmemeval": _longmemeval,"extraction": _extraction,
+    "write": _database_bench("write"),
+    "retrieve": _database_bench("retrieve"),
+    "lifecycle": _database_bench("lifecycle"),
+}
 
 
 def main(argv: list[str]) -> int:

@@ -90,6 +90,31 @@ class CpuSampler:
         return round(100.0 * (total - idle) / total, 1) if total else float("nan")
 
 
+def pg_cpu_seconds(data_dir: Path | None) -> float:
+    """CPU seconds used so far by the embedded server: postmaster + live backends + reaped children."""
+    if data_dir is None:
+        return float("nan")
+    try:
+        master = int((Path(data_dir) / "pg" / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        pid, ppid = int(entry), int(fields[1])
+        if pid == master or ppid == master:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+            if pid == master:
+                total += int(fields[13]) + int(fields[14])  # cutime, cstime (exited backends)
+    return total / tick
+
+
 # --------------------------------------------------------------------------- synthetic content
 PEOPLE = ["Ana Ruiz", "Ben Okafor", "Chloe Martin", "Dev Patel", "Elena Rossi", "Farid Haddad", "Grace Liu",
           "Hugo Weber", "Ines Costa", "Jon Berg", "Kira Novak", "Leo Schmidt", "Maya Cohen", "Nils Larsen",
@@ -551,23 +576,26 @@ def ensure_tenant(container: Any, tenant: str) -> None:
 
 def load_dataset(container: Any, *, subjects: int, per_subject: int, seed: int, hnsw: bool,
                  expired_share: float = 0.0, vectors: Any = None, tenant: str = TENANT,
-                 first_subject: int = 0, log_every: int = 100_000) -> dict[str, Any]:
+                 first_subject: int = 0, log_every: int = 100_000,
+                 extra: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
     """Synthetic memories COPYed straight into memory_records (no gateway): subject i gets
-    `per_subject` rows; `vectors(rng, plans)` gives their embeddings (random unit vectors by default)."""
+    `per_subject` rows (and each (index, rows) of `extra` its own count, none expired); `vectors(rng, plans)` gives their embeddings (random unit vectors by default)."""
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     now = datetime.now(UTC)
     make_vectors = vectors or (lambda g, plans: unit_vectors(g, len(plans)))
     report: dict[str, Any] = {}
     serial = [first_subject * per_subject]
-    total = subjects * per_subject
+    total = subjects * per_subject + sum(n for _, n in extra)
     t0 = time.perf_counter()
+    shape = [(i, per_subject, expired_share) for i in range(first_subject, first_subject + subjects)]
+    shape += [(i, n, 0.0) for i, n in extra]
 
     def batches() -> Iterator[list[tuple[Any, ...]]]:
         done = 0
         batch: list[tuple[Any, ...]] = []
-        for i in range(first_subject, first_subject + subjects):
-            plans = plan_subject_rows(i, per_subject, rng, now, expired_share=expired_share)
+        for i, n_rows, share in shape:
+            plans = plan_subject_rows(i, n_rows, rng, now, expired_share=share)
             vecs = make_vectors(nrng, plans)
             for p, v in zip(plans, vecs, strict=True):
                 serial[0] += 1

@@ -19,6 +19,7 @@ from agent_memory.domain.errors import ConfigurationError
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MAX_TOKENS = 256
+BATCH = 32
 
 
 def _sha256(path: Path) -> str:
@@ -62,17 +63,23 @@ class MiniLMOnnxEmbedder:
         self._lock = threading.Lock()  # tokenizer padding state is shared
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed in length-sorted chunks: padding a short text to a long neighbour's length is wasted work."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
             encodings = self.tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        types = np.zeros_like(ids)
-        (hidden,) = self.session.run(
-            ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        )
-        m = mask[..., None].astype(np.float32)
-        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), BATCH):
+            idx = order[start : start + BATCH]
+            width = max(sum(encodings[i].attention_mask) for i in idx)
+            ids = np.array([encodings[i].ids[:width] for i in idx], dtype=np.int64)
+            mask = np.array([encodings[i].attention_mask[:width] for i in idx], dtype=np.int64)
+            (hidden,) = self.session.run(
+                ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )
+            m = mask[..., None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[idx] = pooled / np.clip(norms, 1e-12, None)
+        return out

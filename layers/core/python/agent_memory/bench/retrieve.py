@@ -1,0 +1,466 @@
+"""Retrieval latency and throughput at scale: `memory bench retrieve`.
+
+    memory bench retrieve --subjects 25000 --per-subject 40 --data-dir /work/bench-data/retrieve --json out.json
+
+1. Builds `subjects x per_subject` memories with COPY straight into memory_records as the
+   table owner (secondary indexes dropped and rebuilt; the HNSW index only with `--hnsw`:
+   per-subject search is an exact scan of the (tenant, subject) B-tree range). Text is
+   synthetic CS/support content; vectors are MiniLM embeddings of each memory's gist
+   (~3,000 distinct gists embedded once) plus noise, so similarities look like real ones.
+   `--reuse` keeps a dataset of the same shape already in the data dir.
+2. Queries: `--queries` (subject, question) pairs, subjects uniform over all subjects,
+   questions realistic text (20 intents x 20 topics), each with a precomputed MiniLM vector.
+3. Measured one at a time, interleaved so noise hits each alike:
+   - db: the candidate SQL alone, exactly as `retrieval_candidates` sends it (execute + fetch);
+   - store: `retrieval_candidates` whole (SQL + turning rows into records);
+   - broker: `broker.retrieve` with the precomputed vector (everything but the embedding);
+   - floor: a bare exact k-NN over the same filters (tenant, subject, active, unexpired,
+     clearance) ORDER BY embedding <=> q LIMIT 5, one statement on a ready connection;
+   - embed: the local MiniLM embedder on the query text.
+4. Throughput: 1, 4 and 16 client processes (each its own container and one pooled
+   connection, like Lambda concurrency: no shared GIL), `--seconds` each, precomputed
+   vectors; and 16 clients with the embedder in the loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import multiprocessing as mp
+import os
+import random
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent_memory.bench import common as c
+
+TARGETS = {"db_p95_ms": 1.0, "broker_p95_ms": 2.0, "ratio_to_floor": 5.0, "qps_16": 1000.0, "p95_ms_16": 25.0}
+
+FLOOR_SQL = """
+SELECT id, embedding <=> %(q)s AS distance
+  FROM memory_records
+ WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'active'
+   AND (expires_at IS NULL OR expires_at > %(now)s)
+   AND sensitivity_rank <= %(clr)s
+ ORDER BY embedding <=> %(q)s
+ LIMIT 5
+"""
+
+
+# --------------------------------------------------------------------------- workload
+def query_texts() -> list[str]:
+    return [f"{q} ({t})" for q in c.QUERIES for t in c.TOPICS]
+
+
+def all_gists() -> list[str]:
+    gists = [f"discussed {t}; {d}. Next step: {a}." for t in c.TOPICS for d in c.DETAILS for a in c.ACTIONS]
+    return gists + [c.slot_gist(s) for s, _, _ in c.SLOTS]
+
+
+def embed_all(embedder: Any, texts: list[str], batch: int = 64) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for i in range(0, len(texts), batch):
+        chunk = texts[i:i + batch]
+        for t, v in zip(chunk, embedder.embed(chunk), strict=True):
+            out[t] = v
+    return out
+
+
+def make_workload(subjects: int, n: int, seed: int) -> list[tuple[str, int]]:
+    """(subject_id, query index): subjects drawn uniformly over all subjects."""
+    rng = random.Random(seed)
+    nq = len(c.QUERIES) * len(c.TOPICS)
+    return [(c.subject_id(rng.randrange(subjects)), rng.randrange(nq)) for _ in range(n)]
+
+
+class TimedConn:
+    """Wraps a connection: times execute + fetchall of each statement (what the server and wire cost)."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self.elapsed = 0.0
+
+    def execute(self, query: Any, params: Any = None) -> Any:
+        t = time.perf_counter()
+        rows = self._conn.execute(query, params).fetchall()
+        self.elapsed += time.perf_counter() - t
+        return _Rows(rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+class _Rows:
+    def __init__(self, rows: list[Any]) -> None:
+        self.rows = rows
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+    def fetchone(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+
+class ExplainConn(TimedConn):
+    """Sends EXPLAIN (ANALYZE, BUFFERS) of the statement instead and keeps the plan."""
+
+    plan: list[str]
+
+    def execute(self, query: Any, params: Any = None) -> Any:
+        rows = self._conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + query, params).fetchall()
+        self.plan = [next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows]
+        return _Rows([])
+
+
+def candidate_call(container: Any, subject: str, query: str, vec: np.ndarray, clearance: int,
+                   conn_wrapper: type[TimedConn] = TimedConn) -> tuple[float, float, int, TimedConn]:
+    """`retrieval_candidates` as the broker calls it; (sql seconds, whole call seconds, rows, wrapper)."""
+    from agent_memory.adapters.postgres.store import PostgresTenantSession
+    from agent_memory.services.retrieval import CANDIDATES_PER_SIGNAL
+
+    with container.db.tenant_transaction(c.TENANT) as conn:
+        wrapped = conn_wrapper(conn)
+        session = PostgresTenantSession(wrapped, c.TENANT)  # type: ignore[arg-type]
+        t = time.perf_counter()
+        rows = session.retrieval_candidates(
+            subject_id=subject, query_embedding=vec, query_text=query, types=None,
+            max_sensitivity_rank=clearance, now=datetime.now(UTC), per_signal=max(CANDIDATES_PER_SIGNAL, 5 * 4))
+        whole = time.perf_counter() - t
+    return wrapped.elapsed, whole, len(rows), wrapped
+
+
+@contextlib.contextmanager
+def floor_connection(url: str) -> Any:
+    """A ready connection as the application role, tenant set once: the floor pays one round trip."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        register_vector(conn)
+        conn.execute("SET ROLE memory_app")
+        conn.execute("SELECT set_config('app.tenant_id', %s, false)", (c.TENANT,))
+        yield conn
+
+
+def floor_call(conn: Any, subject: str, vec: np.ndarray, clearance: int) -> tuple[float, int]:
+    t = time.perf_counter()
+    rows = conn.execute(FLOOR_SQL, {"q": vec, "t": c.TENANT, "s": subject, "now": datetime.now(UTC),
+                                    "clr": clearance}).fetchall()
+    return time.perf_counter() - t, len(rows)
+
+
+def warm_os_cache(data_dir: Path) -> float:
+    """Read the database files once: the runs measure a warm OS page cache, not the disk."""
+    t = time.perf_counter()
+    base = Path(data_dir) / "pg" / "base"
+    buf = bytearray(1 << 22)
+    for root, _, files in os.walk(base):
+        for f in files:
+            with contextlib.suppress(OSError), open(os.path.join(root, f), "rb", buffering=0) as fh:
+                while fh.readinto(buf):
+                    pass
+    return round(time.perf_counter() - t, 1)
+
+
+# --------------------------------------------------------------------------- client processes
+def _worker(idx: int, url: str, data_dir: str, workload: list[tuple[str, int]], qtexts: list[str],
+            qvecs: np.ndarray, cmd_q: Any, out_q: Any) -> None:
+    c.quiet_logs()
+    from agent_memory.domain.enums import Role
+    from agent_memory.services.retrieval import RetrieveRequest
+
+    container = c.build(None, database_url=url, embedder=c.PrecomputedEmbedder(), pool_max_size=1, migrate=False)
+    p = c.principal(c.TENANT, Role.AGENT)
+    rng = random.Random(1000 + idx)
+    real_embedder = None
+    out_q.put(("ready", idx))
+    while True:
+        cmd = cmd_q.get()
+        if cmd is None:
+            break
+        mode, start_at, seconds = cmd
+        if mode == "embed" and real_embedder is None:
+            from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder
+
+            real_embedder = MiniLMOnnxEmbedder()
+            container.broker.embedder = real_embedder
+            out_q.put(("loaded", idx))
+            continue
+        while time.time() < start_at:
+            time.sleep(0.001)
+        end = start_at + seconds
+        cpu0 = time.process_time()
+        lat: list[float] = []
+        errors = 0
+        while True:
+            subject, qi = workload[rng.randrange(len(workload))]
+            req = RetrieveRequest(subject_id=subject, query=qtexts[qi])
+            t = time.perf_counter()
+            if time.time() >= end:
+                break
+            try:
+                if mode == "embed":
+                    container.broker.retrieve(p, req)
+                else:
+                    container.broker.retrieve(p, req, query_embedding=qvecs[qi])
+            except Exception:  # noqa: BLE001 - counted, reported
+                errors += 1
+                continue
+            lat.append(time.perf_counter() - t)
+        out_q.put(("done", idx, lat, errors, time.process_time() - cpu0))
+    container.close()
+
+
+class ClientPool:
+    """N client processes (spawned once), each with its own container and connection."""
+
+    def __init__(self, n: int, url: str, data_dir: Path, workload: list[tuple[str, int]], qtexts: list[str],
+                 qvecs: np.ndarray) -> None:
+        ctx = mp.get_context("spawn")
+        self.data_dir = data_dir
+        self.out_q = ctx.Queue()
+        self.cmd_qs = [ctx.Queue() for _ in range(n)]
+        self.procs = [
+            ctx.Process(target=_worker, args=(i, url, str(data_dir), workload, qtexts, qvecs, self.cmd_qs[i],
+                                              self.out_q), daemon=True)
+            for i in range(n)
+        ]
+        for pr in self.procs:
+            pr.start()
+        for _ in range(n):
+            self._get("ready")
+
+    def _get(self, kind: str, timeout: float = 600) -> Any:
+        msg = self.out_q.get(timeout=timeout)
+        if msg[0] != kind:
+            raise RuntimeError(f"client said {msg!r}, expected {kind}")
+        return msg
+
+    def load_embedders(self, n: int) -> None:
+        for q in self.cmd_qs[:n]:
+            q.put(("embed", 0.0, 0.0))
+        for _ in range(n):
+            self._get("loaded")
+
+    def run(self, n: int, mode: str, seconds: float) -> dict[str, Any]:
+        start_at = time.time() + 0.5
+        busy = c.CpuSampler()
+        pg0 = c.pg_cpu_seconds(self.data_dir)
+        for q in self.cmd_qs[:n]:
+            q.put((mode, start_at, seconds))
+        lat: list[float] = []
+        errors = 0
+        client_cpu = 0.0
+        for _ in range(n):
+            _, _, worker_lat, worker_err, cpu = self._get("done", timeout=seconds + 600)
+            lat.extend(worker_lat)
+            errors += worker_err
+            client_cpu += cpu
+        server_cpu = c.pg_cpu_seconds(self.data_dir) - pg0
+        done = max(1, len(lat))
+        return {"clients": n, "mode": mode, "seconds": seconds, "retrievals": len(lat), "errors": errors,
+                "qps": round(len(lat) / seconds, 1), **c.summarize_ms(lat), "machine_busy_pct": busy.busy_pct(),
+                "client_cpu_ms_per_retrieval": round(client_cpu / done * 1000, 2),
+                "server_cpu_ms_per_retrieval": round(server_cpu / done * 1000, 2),
+                "cpu_bound_qps_2_cores": round(2000 / ((client_cpu + server_cpu) / done * 1000), 1)
+                if client_cpu + server_cpu > 0 else None}
+
+    def close(self) -> None:
+        for q in self.cmd_qs:
+            q.put(None)
+        for pr in self.procs:
+            pr.join(timeout=30)
+            if pr.is_alive():
+                pr.terminate()
+
+
+# --------------------------------------------------------------------------- the bench
+def run_retrieve_bench(
+    data_dir: Path,
+    *,
+    subjects: int = 25_000,
+    per_subject: int = 40,
+    queries: int = 2000,
+    seconds: float = 10.0,
+    clients: tuple[int, ...] = (1, 4, 16),
+    hnsw: bool = False,
+    reuse: bool = False,
+    seed: int = 7,
+    profile: bool = True,
+) -> dict[str, Any]:
+    from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder
+    from agent_memory.domain.enums import Role
+    from agent_memory.services.retrieval import RetrieveRequest
+
+    data_dir = Path(data_dir)
+    shape = {"subjects": subjects, "per_subject": per_subject, "hnsw": hnsw, "seed": seed, "kind": "retrieve"}
+    marker = c.read_marker(data_dir)
+    reusing = bool(reuse and marker and all(marker.get(k) == v for k, v in shape.items()))
+    if not reusing:
+        c.reset_data_dir(data_dir)
+    report: dict[str, Any] = {"bench": "retrieve", "records": subjects * per_subject, "subjects": subjects,
+                              "per_subject": per_subject, "machine_before": c.machine_state()}
+    embedder = MiniLMOnnxEmbedder()
+    container = c.build(data_dir, embedder=embedder)
+    url = c.owner_url(container)
+    qtexts = query_texts()
+    t = time.perf_counter()
+    qvec_map = embed_all(embedder, qtexts)
+    qvecs = np.stack([qvec_map[q] for q in qtexts])
+    if reusing:
+        report["load"] = {"reused": True, **(marker or {}).get("load", {})}
+    else:
+        gists = embed_all(embedder, all_gists())
+        report["embed_gists_s"] = round(time.perf_counter() - t, 1)
+        print(f"loading {subjects * per_subject:,} memories ...", flush=True)
+
+        def vectors(g: np.random.Generator, plans: list[dict[str, Any]]) -> np.ndarray:
+            return c.near(np.stack([gists[p["gist"]] for p in plans]), g, noise=0.35)
+
+        report["load"] = c.load_dataset(container, subjects=subjects, per_subject=per_subject, seed=seed,
+                                        hnsw=hnsw, vectors=vectors)
+        c.write_marker(data_dir, {**shape, "load": report["load"]})
+    report["disk_gib"] = c.dir_size_gib(data_dir / "pg")
+    with c.owner_connection(url, c.TENANT) as conn:
+        report["records"] = conn.execute("SELECT count(*) FROM memory_records").fetchone()[0]
+        report["table_sizes"] = dict(zip(("heap", "toast", "indexes"), conn.execute(
+            """SELECT pg_size_pretty(pg_relation_size(c.oid)), pg_size_pretty(pg_total_relation_size(c.reltoastrelid)),
+                      pg_size_pretty(pg_indexes_size(c.oid)) FROM pg_class c WHERE relname = 'memory_records'"""
+        ).fetchone(), strict=True))
+    report["os_cache_warm_s"] = warm_os_cache(data_dir)
+
+    workload = make_workload(subjects, queries, seed + 1)
+    p = c.principal(c.TENANT, Role.AGENT)
+    clearance = p.clearance.rank
+    # Warm-up (connections, prepared statements, caches): not measured.
+    with floor_connection(url) as fconn:
+        for subject, qi in workload[: min(200, len(workload))]:
+            container.broker.retrieve(p, RetrieveRequest(subject_id=subject, query=qtexts[qi]),
+                                      query_embedding=qvecs[qi])
+            candidate_call(container, subject, qtexts[qi], qvecs[qi], clearance)
+            floor_call(fconn, subject, qvecs[qi], clearance)
+
+        db, store, broker, floor, embed = [], [], [], [], []
+        cand_rows, floor_rows, memories, broker_db = [], [], [], []
+        busy = c.CpuSampler()
+        for i, (subject, qi) in enumerate(workload):
+            vec, text = qvecs[qi], qtexts[qi]
+            for step in ((0, 1, 2, 3) if i % 2 == 0 else (3, 2, 1, 0)):
+                if step == 0:
+                    sql_s, whole_s, n, _ = candidate_call(container, subject, text, vec, clearance)
+                    db.append(sql_s)
+                    store.append(whole_s)
+                    cand_rows.append(n)
+                elif step == 1:
+                    s, n = floor_call(fconn, subject, vec, clearance)
+                    floor.append(s)
+                    floor_rows.append(n)
+                elif step == 2:
+                    t = time.perf_counter()
+                    r = container.broker.retrieve(p, RetrieveRequest(subject_id=subject, query=text),
+                                                  query_embedding=vec)
+                    broker.append(time.perf_counter() - t)
+                    memories.append(len(r.memories))
+                    broker_db.append(r.timings_ms["db"] / 1000)
+                else:
+                    t = time.perf_counter()
+                    embedder.embed([text])
+                    embed.append(time.perf_counter() - t)
+        single_busy = busy.busy_pct()
+        _, _, _, explain = candidate_call(container, workload[0][0], qtexts[workload[0][1]], qvecs[workload[0][1]],
+                                          clearance, ExplainConn)
+        floor_plan = [r[0] for r in fconn.execute(
+            "EXPLAIN (ANALYZE, BUFFERS) " + FLOOR_SQL,
+            {"q": qvecs[0], "t": c.TENANT, "s": workload[0][0], "now": datetime.now(UTC), "clr": clearance},
+        ).fetchall()]
+
+    report.update({
+        "queries": len(workload),
+        **c.summarize_ms(db, "db_"), **c.summarize_ms(store, "store_"), **c.summarize_ms(broker, "broker_"),
+        **c.summarize_ms(embed, "embed_"), **c.summarize_ms(floor, "floor_"),
+        "broker_db_timing_p50_ms": round(c.percentile([x * 1000 for x in broker_db], 50), 3),
+        "candidates_per_query_median": c.percentile(cand_rows, 50),
+        "floor_rows_median": c.percentile(floor_rows, 50),
+        "memories_returned_median": c.percentile(memories, 50),
+        "single_client_machine_busy_pct": single_busy,
+    })
+    report["ratio_to_floor"] = c.ratio(report["broker_p95_ms"], report["floor_p95_ms"])
+    report["plans"] = {"candidates": explain.plan, "floor": floor_plan}
+
+    if profile:
+        n_prof = min(300, len(workload))
+
+        def broker_loop() -> None:
+            for subject, qi in workload[:n_prof]:
+                container.broker.retrieve(p, RetrieveRequest(subject_id=subject, query=qtexts[qi]),
+                                          query_embedding=qvecs[qi])
+
+        sql = c.SqlProfile()
+        t = time.perf_counter()
+        with sql.active():
+            broker_loop()
+        report["profile_sql_broker"] = sql.report(n_prof, time.perf_counter() - t)
+        _, report["profile_cprofile_broker"] = c.cprofile_top(broker_loop)
+
+    # Throughput: client processes.
+    print("throughput runs ...", flush=True)
+    pool = ClientPool(max(clients), url, data_dir, workload, qtexts, qvecs)
+    try:
+        runs = []
+        for n in clients:
+            runs.append(pool.run(n, "precomputed", seconds))
+            print(f"  {runs[-1]}", flush=True)
+        pool.load_embedders(max(clients))
+        runs.append(pool.run(max(clients), "embed", seconds))
+        print(f"  {runs[-1]}", flush=True)
+    finally:
+        pool.close()
+    report["throughput"] = runs
+    for r in runs:
+        if r["mode"] == "precomputed":
+            report[f"qps_{r['clients']}"] = r["qps"]
+            report[f"p95_ms_{r['clients']}"] = r["p95_ms"]
+    report[f"qps_{max(clients)}_embed"] = runs[-1]["qps"]
+    report[f"p95_ms_{max(clients)}_embed"] = runs[-1]["p95_ms"]
+    report["targets"] = TARGETS
+    report["met"] = {
+        "db_p95_ms": report["db_p95_ms"] <= TARGETS["db_p95_ms"],
+        "broker_p95_ms": report["broker_p95_ms"] <= TARGETS["broker_p95_ms"],
+        "ratio_to_floor": report["ratio_to_floor"] <= TARGETS["ratio_to_floor"],
+        "qps_16": report.get("qps_16", 0) >= TARGETS["qps_16"],
+        "p95_ms_16": report.get("p95_ms_16", float("inf")) <= TARGETS["p95_ms_16"],
+    }
+    report["client_model"] = ("processes: each client its own container, pool of 1 connection and GIL "
+                              "(Lambda-like concurrency); PostgreSQL and all clients share the machine's CPUs")
+    report["machine_after"] = c.machine_state()
+    container.close()
+    return report
+
+
+def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
+    p = argparse.ArgumentParser(prog="memory bench retrieve")
+    p.add_argument("--data-dir", default="/work/bench-data/retrieve", type=Path)
+    p.add_argument("--subjects", type=int, default=25_000)
+    p.add_argument("--per-subject", type=int, default=40)
+    p.add_argument("--queries", type=int, default=2000, help="measured single-client queries per kind")
+    p.add_argument("--seconds", type=float, default=10.0, help="duration of each throughput run")
+    p.add_argument("--clients", default="1,4,16")
+    p.add_argument("--hnsw", action="store_true", help="rebuild the HNSW index after loading")
+    p.add_argument("--reuse", action="store_true", help="keep a dataset of the same shape in --data-dir")
+    p.add_argument("--keep", action="store_true", help="leave the data dir (default: delete it when done)")
+    p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--json")
+    a = p.parse_args(argv)
+    try:
+        report = run_retrieve_bench(a.data_dir, subjects=a.subjects, per_subject=a.per_subject, queries=a.queries,
+                                    seconds=a.seconds, clients=tuple(int(x) for x in a.clients.split(",")),
+                                    hnsw=a.hnsw, reuse=a.reuse, seed=a.seed, profile=not a.no_profile)
+        report["command"] = "memory bench retrieve " + " ".join(argv)
+        return report, a.json
+    finally:
+        c.stop_server(a.data_dir, delete=not a.keep)

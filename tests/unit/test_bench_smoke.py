@@ -1,0 +1,127 @@
+"""The database benchmarks: pure helpers (fast, always run) and tiny end-to-end smoke runs
+(`-m bench`, excluded from `make test`). No timing is asserted anywhere."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from agent_memory.bench import common as c
+
+
+# --------------------------------------------------------------------------- pure helpers
+def test_percentile_interpolates_like_numpy():
+    xs = [5.0, 1.0, 3.0, 2.0, 4.0, 10.0, 7.0]
+    for q in (0, 25, 50, 90, 95, 99, 100):
+        assert c.percentile(xs, q) == pytest.approx(float(np.percentile(xs, q)))
+
+
+def test_percentile_edge_cases():
+    assert np.isnan(c.percentile([], 50))
+    assert c.percentile([3.0], 95) == 3.0
+
+
+def test_summarize_ms_converts_seconds_and_names_keys():
+    s = c.summarize_ms([0.001, 0.002, 0.003], "db_")
+    assert s == {"db_p50_ms": 2.0, "db_p95_ms": 2.9, "db_p99_ms": 2.98, "db_max_ms": 3.0}
+
+
+def test_ratio_rounds_and_guards_zero():
+    assert c.ratio(3.0, 2.0) == 1.5
+    assert np.isnan(c.ratio(1.0, 0.0))
+
+
+def test_unit_vectors_and_near_are_unit_length():
+    g = np.random.default_rng(0)
+    v = c.unit_vectors(g, 10)
+    assert v.shape == (10, c.DIM) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    w = c.near(v, g, noise=0.35)
+    assert np.allclose(np.linalg.norm(w, axis=1), 1.0, atol=1e-5)
+    assert float((v * w).sum(axis=1).min()) > 0.8  # close to its base
+
+
+def test_planned_subject_rows_keep_one_active_row_per_slot_and_the_expired_share():
+    now = datetime.now(UTC)
+    rows = [r for i in range(200) for r in c.plan_subject_rows(i, 40, random.Random(i), now, expired_share=0.5)]
+    assert len(rows) == 8000
+    active_slots = Counter((r["subject_id"], r["slot"]) for r in rows if r["slot"] and r["status"] == "active")
+    assert max(active_slots.values()) == 1
+    expired = sum(1 for r in rows if r["expires_at"] is not None and r["expires_at"] <= now)
+    assert 0.45 < expired / len(rows) < 0.55
+    assert len({r["content"] for r in rows if r["type"] == "episode"}) == sum(r["type"] == "episode" for r in rows)
+
+
+def test_copy_rows_match_the_copy_columns():
+    now = datetime.now(UTC)
+    plan = c.plan_subject_rows(1, 5, random.Random(1), now)[0]
+    row = c.copy_row(plan, "t", np.zeros(c.DIM, dtype=np.float32), 1)
+    assert len(row) == len(c.COPY_COLUMNS) == len(c.COPY_TYPES)
+
+
+def test_write_stream_is_distinct_and_mixes_types():
+    from agent_memory.bench.write import make_writes
+
+    writes = make_writes(2000, 100, seed=3)
+    types = Counter(w.type.value for w in writes)
+    assert types["episode"] > 1400 and types["preference"] + types["fact"] > 150 and types["resolution"] > 40
+    repeats = len(writes) - len({(w.subject_id, w.content) for w in writes})
+    assert 0 < repeats < 60  # ~1% exact repeats (dedupe), everything else distinct
+
+
+def test_retrieval_workload_spreads_subjects_and_queries():
+    from agent_memory.bench.retrieve import make_workload, query_texts
+
+    assert len(set(query_texts())) == len(c.QUERIES) * len(c.TOPICS)
+    w = make_workload(25_000, 2000, seed=1)
+    subjects = {s for s, _ in w}
+    assert len(subjects) > 1900  # uniform over 25k subjects: few repeats
+    assert max(int(s.split("-")[1]) for s in subjects) > 24_000
+
+
+# --------------------------------------------------------------------------- smoke runs (tiny sizes)
+@pytest.mark.bench
+def test_write_bench_smoke(tmp_path):
+    from agent_memory.bench.write import run_write_bench
+
+    try:
+        r = run_write_bench(tmp_path / "w", records=60, subjects=6, concurrent=2, concurrent_records=20,
+                            profile_records=10)
+    finally:
+        c.stop_server(tmp_path / "w", delete=True)
+    assert r["single"]["records"] == 60 and not r["single"]["errors"]
+    assert sum(r["decisions"].values()) == 60 and r["decisions"]["admitted"] > 30
+    assert r["concurrent"]["threads"] == 2 and r["p95_ms"] > 0
+
+
+@pytest.mark.bench
+def test_retrieve_bench_smoke(tmp_path):
+    from agent_memory.bench.retrieve import run_retrieve_bench
+
+    try:
+        r = run_retrieve_bench(tmp_path / "r", subjects=20, per_subject=10, queries=20, seconds=0.5, clients=(1, 2),
+                               profile=False)
+    finally:
+        c.stop_server(tmp_path / "r", delete=True)
+    assert r["records"] == 200
+    for key in ("db_p50_ms", "db_p95_ms", "broker_p95_ms", "embed_p95_ms", "floor_p95_ms", "ratio_to_floor",
+                "qps_1", "qps_2", "p95_ms_2", "qps_2_embed"):
+        assert r[key] == r[key], key  # present and not NaN
+    assert r["floor_rows_median"] == 5
+
+
+@pytest.mark.bench
+def test_lifecycle_bench_smoke(tmp_path):
+    from agent_memory.bench.lifecycle import run_lifecycle_bench
+
+    try:
+        r = run_lifecycle_bench(tmp_path / "l", records=400, expired=200, erasure_records=50, baseline_seconds=1)
+    finally:
+        c.stop_server(tmp_path / "l", delete=True)
+    assert r["purge"]["expired"] == r["expired"] > 100
+    assert r["erasure"]["status"] == "verified" and r["erasure"]["receipt"]["records"] == 50
+    assert r["retrieval_idle"]["retrievals"] > 0
