@@ -68,7 +68,9 @@ def local_aws() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def container(database_url: str, embedder: Any, local_aws: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def container(
+    database_url: str, embedder: Any, local_aws: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.config import Settings
 
@@ -107,8 +109,16 @@ class ApiClient:
 
         return issue_token(self.secret, tenant_id=tenant, sub=sub, roles=roles, clearance=clearance)
 
-    def request(self, method: str, path: str, body: Any = None, *, token: str | None = None,
-                raw: bytes | None = None, headers: dict[str, str] | None = None) -> HttpReply:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> HttpReply:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         hdrs = {"Content-Type": "application/json", **(headers or {})}
         if token:

@@ -1,6 +1,5 @@
 """Audit API: events with ids, actor, type, reason, time and hash chain; no content."""
 
-
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -23,7 +22,12 @@ def audit(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     page = get_container().reads.audit(
-        current_principal(app), subject_id=subject_id, memory_id=memory_id, since=since, cursor=cursor, limit=limit
+        current_principal(app),
+        subject_id=subject_id,
+        memory_id=memory_id,
+        since=since,
+        cursor=cursor,
+        limit=limit,
     )
     return {"events": page.items, "next_cursor": page.next_cursor}
 

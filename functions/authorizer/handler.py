@@ -1,7 +1,6 @@
 """API Gateway Lambda (REQUEST/TOKEN) authorizer: validates the bearer token and
 passes tenant_id, roles, sub and clearance to the handlers as context."""
 
-
 import os
 from typing import Any
 
@@ -32,7 +31,9 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         "principalId": ctx["sub"],
         "policyDocument": {
             "Version": "2012-10-17",
-            "Statement": [{"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": event["methodArn"]}],
+            "Statement": [
+                {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": event["methodArn"]}
+            ],
         },
         "context": ctx,
     }

@@ -36,14 +36,16 @@ def erasure_status(erasure_id: str) -> dict[str, Any]:
 
 @app.post("/v1/subjects/<subject_id>/legal-hold", summary="Set or clear a subject's legal hold")
 def subject_hold(subject_id: str, body: LegalHold) -> dict[str, Any]:
-    return get_container().lifecycle.set_subject_hold(current_principal(app), subject_id, hold=body.hold,
-                                                      reason=body.reason)
+    return get_container().lifecycle.set_subject_hold(
+        current_principal(app), subject_id, hold=body.hold, reason=body.reason
+    )
 
 
 @app.post("/v1/memories/<memory_id>/legal-hold", summary="Set or clear one memory's legal hold")
 def record_hold(memory_id: str, body: LegalHold) -> dict[str, Any]:
-    return get_container().lifecycle.set_record_hold(current_principal(app), memory_id, hold=body.hold,
-                                                     reason=body.reason)
+    return get_container().lifecycle.set_record_hold(
+        current_principal(app), memory_id, hold=body.hold, reason=body.reason
+    )
 
 
 @logger.inject_lambda_context(clear_state=True)

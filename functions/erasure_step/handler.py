@@ -18,8 +18,12 @@ from agent_memory.observability import logger, metrics, tracer
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     erasure = get_container().erasure
     if event["step"] == "fail":
-        erasure.fail(event["tenant_id"], event["erasure_id"], str(event.get("failed_step", "unknown")),
-                     str(event.get("error", "unknown")))
+        erasure.fail(
+            event["tenant_id"],
+            event["erasure_id"],
+            str(event.get("failed_step", "unknown")),
+            str(event.get("error", "unknown")),
+        )
         metrics.add_metric(name="ErasureFailed", unit="Count", value=1)
         return {"status": "failed"}
     return erasure.run_step(event["tenant_id"], event["erasure_id"], event["step"])

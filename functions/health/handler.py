@@ -1,6 +1,5 @@
 """Health (no auth), the whole API's OpenAPI document and its Swagger UI."""
 
-
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
@@ -22,8 +21,12 @@ def health() -> Response[dict[str, Any]]:
         database = "ok" if container.store.ping() else "error"
     except Exception:
         database = "error"
-    body = {"status": "ok" if database == "ok" else "degraded", "database": database,
-            "embedder": container.embedder.name, "version": __version__}
+    body = {
+        "status": "ok" if database == "ok" else "degraded",
+        "database": database,
+        "embedder": container.embedder.name,
+        "version": __version__,
+    }
     return json_response(200 if database == "ok" else 503, body)
 
 
@@ -34,7 +37,9 @@ def openapi() -> dict[str, Any]:
 
 @app.get("/v1/docs", summary="Swagger UI")
 def docs() -> Response[str]:
-    return Response(status_code=200, content_type=content_types.TEXT_HTML, body=swagger_html("/v1/openapi.json"))
+    return Response(
+        status_code=200, content_type=content_types.TEXT_HTML, body=swagger_html("/v1/openapi.json")
+    )
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -1,6 +1,5 @@
 """Memories API: the write gateway (POST) and memory reads."""
 
-
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -32,7 +31,7 @@ def get_memory(memory_id: str) -> dict[str, Any]:
 def list_subject_memories(
     subject_id: str,
     status: Annotated[Status | None, Query()] = None,
-    type: Annotated[MemoryType | None, Query()] = None,  # noqa: A002 - the API's name
+    type: Annotated[MemoryType | None, Query()] = None,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:

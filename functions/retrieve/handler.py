@@ -16,7 +16,9 @@ app = create_app()
 @app.post("/v1/retrieve", summary="Authorized, fresh, conflict-free, budgeted memory context")
 def retrieve(body: RetrieveRequest) -> dict[str, Any]:
     result = get_container().broker.retrieve(current_principal(app), body)
-    metrics.add_metric(name="RetrievalLatency", unit=MetricUnit.Milliseconds, value=result.timings_ms["total"])
+    metrics.add_metric(
+        name="RetrievalLatency", unit=MetricUnit.Milliseconds, value=result.timings_ms["total"]
+    )
     metrics.add_metric(name="RetrievalDbLatency", unit=MetricUnit.Milliseconds, value=result.timings_ms["db"])
     metrics.add_metric(name="RetrievalCandidates", unit=MetricUnit.Count, value=result.candidates)
     metrics.add_metric(name="RetrievalReturned", unit=MetricUnit.Count, value=len(result.memories))

@@ -1,6 +1,5 @@
 """Review API: the queue of pending and contested memories, and reviewer decisions."""
 
-
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
@@ -30,7 +29,9 @@ def review_queue(
     return {"items": page.items, "next_cursor": page.next_cursor}
 
 
-@app.post("/v1/memories/<memory_id>/approve", summary="Approve: becomes human_verified and supersedes the slot")
+@app.post(
+    "/v1/memories/<memory_id>/approve", summary="Approve: becomes human_verified and supersedes the slot"
+)
 def approve(memory_id: str, body: ReviewDecision) -> dict[str, Any]:
     result = get_container().review.approve(
         current_principal(app), memory_id, note=body.note, evidence_ref=body.evidence_ref

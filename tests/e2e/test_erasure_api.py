@@ -24,7 +24,12 @@ def t(api):
 
 
 def remember(api, token, subject, content, **extra):
-    body = {"subject_id": subject, "type": "episode", "content": content, "source": {"kind": "customer_confirmed"}}
+    body = {
+        "subject_id": subject,
+        "type": "episode",
+        "content": content,
+        "source": {"kind": "customer_confirmed"},
+    }
     return api.post("/v1/memories", {**body, **extra}, token=token)
 
 
@@ -51,13 +56,21 @@ def layers_of(container, tenant, subject):
 
 def test_erasure_empties_every_layer_verifies_and_stays_erased(api, t, container):
     for i in range(5):
-        assert remember(api, t["agent"], "CUST-ERASE", f"Visit {i}: discussed the mortgage refinance options").status == 201
+        assert (
+            remember(
+                api, t["agent"], "CUST-ERASE", f"Visit {i}: discussed the mortgage refinance options"
+            ).status
+            == 201
+        )
     remember(api, t["agent"], "CUST-ERASE", "Asked to be called after 6pm", idempotency_key="k-erase-1")
     container.objects.put_json("transcripts/era/CUST-ERASE/old-session.json", {"turns": []})
     remember(api, t["agent"], "CUST-KEEP", "Unrelated customer asked about ISAs")
 
-    started = api.post("/v1/subjects/CUST-ERASE/erasure", {"reason": "gdpr_article_17", "request_reference": "DSR-991"},
-                       token=t["privacy"])
+    started = api.post(
+        "/v1/subjects/CUST-ERASE/erasure",
+        {"reason": "gdpr_article_17", "request_reference": "DSR-991"},
+        token=t["privacy"],
+    )
     assert started.status == 202 and started.body["status"] == "running"
     done = wait_for(api, t["privacy"], started.body["erasure_id"])
 
@@ -66,7 +79,9 @@ def test_erasure_empties_every_layer_verifies_and_stays_erased(api, t, container
     assert all(s["status"] == "succeeded" for s in done["steps"])
     receipt = done["receipt"]
     assert receipt["records"] == 6 and receipt["objects"] == 1
-    assert receipt["verification"] == {k: 0 for k in ("records", "embeddings", "fulltext", "derived", "cache", "objects")}
+    assert receipt["verification"] == {
+        k: 0 for k in ("records", "embeddings", "fulltext", "derived", "cache", "objects")
+    }
     assert "content" not in str(receipt) and "mortgage" not in str(receipt)
     left = layers_of(container, "era", "CUST-ERASE")
     assert dict(left) == {"records": 0, "emb": 0, "fts": 0, "cache": 0}
@@ -98,7 +113,9 @@ def test_unknown_subject_gets_a_verified_zero_receipt(api, t):
 
 def test_another_tenants_subject_is_untouched_and_its_erasure_invisible(api, t, container):
     remember(api, t["agent"], "CUST-TENANT", "Keeps a portfolio review every March")
-    started = api.post("/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["other_privacy"])
+    started = api.post(
+        "/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["other_privacy"]
+    )
     done = wait_for(api, t["other_privacy"], started.body["erasure_id"])
     assert done["receipt"]["records"] == 0
     assert layers_of(container, "era", "CUST-TENANT")["records"] == 1
@@ -136,7 +153,8 @@ def run_erasure(container, subject, objects, tenant="era"):
     officer = Principal(sub="dpo", tenant_id=tenant, roles=frozenset({Role.PRIVACY_OFFICER}))
     view = service.request(officer, subject, ErasureRequest(reason="gdpr_article_17"))
     outcome = LocalErasureRunner(service, sleep=lambda s: None).run(
-        {"erasure_id": view["erasure_id"], "tenant_id": tenant, "subject_id": subject})
+        {"erasure_id": view["erasure_id"], "tenant_id": tenant, "subject_id": subject}
+    )
     return outcome, service.status(officer, view["erasure_id"])
 
 
@@ -154,8 +172,11 @@ def test_a_step_that_keeps_failing_ends_failed_with_the_step_named(api, t, conta
     outcome, view = run_erasure(container, "CUST-DOWN", FlakyObjects(container.objects, failures=None))
     assert outcome == "failed" and view["status"] == "failed" and view["receipt"] is None
     assert "purge_objects" in view["reason"]
-    failed = [e for e in api.get("/v1/audit?subject_id=CUST-DOWN", token=t["auditor"]).body["events"]
-              if e["event_type"] == "memory_deletion_failed"]
+    failed = [
+        e
+        for e in api.get("/v1/audit?subject_id=CUST-DOWN", token=t["auditor"]).body["events"]
+        if e["event_type"] == "memory_deletion_failed"
+    ]
     assert failed
 
 
@@ -171,8 +192,10 @@ def test_the_database_dropping_mid_erasure_is_survived(api, t, container, databa
             return original(prefix)
         dropped.append(True)
         with psycopg.connect(database_url, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                          " WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
         return original(prefix)
 
     killer.delete_prefix = drop_then_delete

@@ -5,17 +5,26 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 SOR_FACT = {
-    "subject_id": "ACC-CORP-4812", "type": "fact", "category": "CONTRACT_COMMERCIAL", "slot": "contract.seat_price",
+    "subject_id": "ACC-CORP-4812",
+    "type": "fact",
+    "category": "CONTRACT_COMMERCIAL",
+    "slot": "contract.seat_price",
     "content": "Enterprise license renewed for 500 seats at $42/seat/month.",
     "value": {"seats": 500, "price_per_seat_month": 42, "currency": "USD"},
     "source": {"kind": "system_of_record", "system": "crm", "reference": "CTR-118"},
-    "effective_at": "2026-09-01T00:00:00Z", "confidence": 1.0, "idempotency_key": "crm:CTR-118:v3",
+    "effective_at": "2026-09-01T00:00:00Z",
+    "confidence": 1.0,
+    "idempotency_key": "crm:CTR-118:v3",
 }
 DISCOUNT_CLAIM = {
-    "subject_id": "ACC-CORP-4812", "type": "fact", "category": "CONTRACT_COMMERCIAL", "slot": "contract.seat_price",
+    "subject_id": "ACC-CORP-4812",
+    "type": "fact",
+    "category": "CONTRACT_COMMERCIAL",
+    "slot": "contract.seat_price",
     "content": "In the QBR the customer said we agreed to $35/seat/month with a 20% discount.",
     "source": {"kind": "customer_claim", "system": "meeting", "reference": "qbr-2026-10"},
-    "effective_at": "2026-10-02T15:00:00Z", "confidence": 0.6,
+    "effective_at": "2026-10-02T15:00:00Z",
+    "confidence": 0.6,
 }
 
 
@@ -54,16 +63,21 @@ def test_inc_2890_sor_fact_then_discount_claim_then_approval_with_evidence(api, 
     assert no_evidence.status == 422 and no_evidence.body["error"]["field"] == "evidence_ref"
 
     # Then with evidence it supersedes the contract fact, and the chain shows both versions
-    approved = api.post(f"/v1/memories/{claim_id}/approve",
-                        {"note": "signed amendment", "evidence_ref": "signed-contract-2026-118"},
-                        token=tokens["reviewer"])
+    approved = api.post(
+        f"/v1/memories/{claim_id}/approve",
+        {"note": "signed amendment", "evidence_ref": "signed-contract-2026-118"},
+        token=tokens["reviewer"],
+    )
     assert approved.status == 200
     assert approved.body["memory"]["status"] == "active"
     assert approved.body["memory"]["authority"] == "human_verified"
     assert approved.body["memory"]["evidence_ref"] == "signed-contract-2026-118"
     assert approved.body["superseded"] == [sor_id]
     detail = api.get(f"/v1/memories/{claim_id}", token=tokens["agent"])
-    assert [(h["id"], h["status"]) for h in detail.body["history"]] == [(sor_id, "superseded"), (claim_id, "active")]
+    assert [(h["id"], h["status"]) for h in detail.body["history"]] == [
+        (sor_id, "superseded"),
+        (claim_id, "active"),
+    ]
     assert detail.body["version"] == 2 and detail.body["supersedes_id"] == sor_id
 
     # And the audit trail records it, and its hash chain verifies
@@ -90,7 +104,9 @@ def test_given_a_replayed_idempotency_key_then_200_and_the_same_memory(api, toke
     ],
 )
 def test_given_a_wrong_role_when_mutating_then_403_and_nothing_changes(api, tokens, role, path, body):
-    pending = api.post("/v1/memories", {**DISCOUNT_CLAIM, "subject_id": f"ACC-ROLE-{role}"}, token=tokens["agent"])
+    pending = api.post(
+        "/v1/memories", {**DISCOUNT_CLAIM, "subject_id": f"ACC-ROLE-{role}"}, token=tokens["agent"]
+    )
     mid = pending.body["memory"]["id"]
     token = api.token("acme", f"{role}-1", [role])
     payload = body if body is not None else {**DISCOUNT_CLAIM, "subject_id": f"ACC-ROLE2-{role}"}
@@ -98,19 +114,25 @@ def test_given_a_wrong_role_when_mutating_then_403_and_nothing_changes(api, toke
     assert reply.status == 403 and reply.body["error"]["code"] == "unauthorized_memory_mutation"
     after = api.get(f"/v1/memories/{mid}", token=tokens["reviewer"])
     assert after.body["status"] == "pending_approval"
-    listing = api.get(f"/v1/subjects/ACC-ROLE2-{role}/memories?status=pending_approval", token=tokens["agent"])
+    listing = api.get(
+        f"/v1/subjects/ACC-ROLE2-{role}/memories?status=pending_approval", token=tokens["agent"]
+    )
     assert listing.body["memories"] == []
 
 
 def test_given_an_agent_asserting_system_of_record_then_403(api, tokens):
-    reply = api.post("/v1/memories", {**SOR_FACT, "subject_id": "ACC-SOR", "idempotency_key": None},
-                     token=tokens["agent"])
+    reply = api.post(
+        "/v1/memories", {**SOR_FACT, "subject_id": "ACC-SOR", "idempotency_key": None}, token=tokens["agent"]
+    )
     assert reply.status == 403 and reply.body["error"]["code"] == "unauthorized_memory_mutation"
 
 
 def test_given_another_tenants_memory_id_then_404(api, tokens):
-    mine = api.post("/v1/memories", {**SOR_FACT, "subject_id": "ACC-TEN", "idempotency_key": "k-ten"},
-                    token=tokens["integration"])
+    mine = api.post(
+        "/v1/memories",
+        {**SOR_FACT, "subject_id": "ACC-TEN", "idempotency_key": "k-ten"},
+        token=tokens["integration"],
+    )
     reply = api.get(f"/v1/memories/{mine.body['memory']['id']}", token=tokens["other_tenant_agent"])
     assert reply.status == 404 and reply.body["error"]["code"] == "not_found"
     listing = api.get("/v1/subjects/ACC-TEN/memories", token=tokens["other_tenant_agent"])
@@ -118,8 +140,11 @@ def test_given_another_tenants_memory_id_then_404(api, tokens):
 
 
 def test_given_a_memory_above_the_callers_clearance_then_it_looks_absent(api, tokens):
-    mine = api.post("/v1/memories", {**SOR_FACT, "subject_id": "ACC-CLR", "idempotency_key": "k-clr"},
-                    token=tokens["integration"])
+    mine = api.post(
+        "/v1/memories",
+        {**SOR_FACT, "subject_id": "ACC-CLR", "idempotency_key": "k-clr"},
+        token=tokens["integration"],
+    )
     low = api.token("acme", "agent-low", ["agent"])  # clearance internal; the fact is confidential
     assert api.get(f"/v1/memories/{mine.body['memory']['id']}", token=low).status == 404
 
@@ -128,17 +153,40 @@ def test_given_a_memory_above_the_callers_clearance_then_it_looks_absent(api, to
     ("raw", "field", "status"),
     [
         (b"{not json", "body", 422),
-        (b'{"subject_id": "A", "type": "fact", "category": "STAKEHOLDER", "slot": "stakeholder.primary_contact",'
-         b' "content": 42, "source": {"kind": "customer_confirmed"}}', "content", 422),
-        (b'{"subject_id": "A", "type": "rumour", "content": "x", "source": {"kind": "customer_confirmed"}}',
-         "type", 422),
-        (b'{"subject_id": "A", "type": "episode", "content": "x", "source": {"kind": "gossip"}}', "source.kind", 422),
-        (b'{"subject_id": "A", "type": "episode", "slot": "episode.one", "content": "x",'
-         b' "source": {"kind": "customer_confirmed"}}', "slot", 422),
-        (b'{"subject_id": "A", "type": "episode", "content": "' + b"x" * 5000 + b'",'
-         b' "source": {"kind": "customer_confirmed"}}', "content", 413),
-        (b'{"subject_id": "A", "type": "episode", "content": "x", "source": {"kind": "customer_confirmed"},'
-         b' "surprise": 1}', "surprise", 422),
+        (
+            b'{"subject_id": "A", "type": "fact", "category": "STAKEHOLDER", "slot": "stakeholder.primary_contact",'
+            b' "content": 42, "source": {"kind": "customer_confirmed"}}',
+            "content",
+            422,
+        ),
+        (
+            b'{"subject_id": "A", "type": "rumour", "content": "x", "source": {"kind": "customer_confirmed"}}',
+            "type",
+            422,
+        ),
+        (
+            b'{"subject_id": "A", "type": "episode", "content": "x", "source": {"kind": "gossip"}}',
+            "source.kind",
+            422,
+        ),
+        (
+            b'{"subject_id": "A", "type": "episode", "slot": "episode.one", "content": "x",'
+            b' "source": {"kind": "customer_confirmed"}}',
+            "slot",
+            422,
+        ),
+        (
+            b'{"subject_id": "A", "type": "episode", "content": "' + b"x" * 5000 + b'",'
+            b' "source": {"kind": "customer_confirmed"}}',
+            "content",
+            413,
+        ),
+        (
+            b'{"subject_id": "A", "type": "episode", "content": "x", "source": {"kind": "customer_confirmed"},'
+            b' "surprise": 1}',
+            "surprise",
+            422,
+        ),
     ],
 )
 def test_given_bad_input_then_a_4xx_naming_the_field_and_nothing_written(api, tokens, raw, field, status):
@@ -170,12 +218,22 @@ def test_given_an_unknown_subject_then_an_empty_page(api, tokens):
 
 def test_paging_walks_every_memory_once_newest_first(api, tokens):
     for i in range(7):
-        api.post("/v1/memories", {"subject_id": "ACC-PAGE", "type": "episode", "content": f"Call number {i} happened",
-                                  "source": {"kind": "customer_confirmed"}}, token=tokens["agent"])
+        api.post(
+            "/v1/memories",
+            {
+                "subject_id": "ACC-PAGE",
+                "type": "episode",
+                "content": f"Call number {i} happened",
+                "source": {"kind": "customer_confirmed"},
+            },
+            token=tokens["agent"],
+        )
     seen, cursor = [], None
     while True:
-        page = api.get("/v1/subjects/ACC-PAGE/memories?limit=3" + (f"&cursor={cursor}" if cursor else ""),
-                       token=tokens["agent"])
+        page = api.get(
+            "/v1/subjects/ACC-PAGE/memories?limit=3" + (f"&cursor={cursor}" if cursor else ""),
+            token=tokens["agent"],
+        )
         seen += [m["content"] for m in page.body["memories"]]
         cursor = page.body["next_cursor"]
         if not cursor:
@@ -184,23 +242,45 @@ def test_paging_walks_every_memory_once_newest_first(api, tokens):
 
 
 def test_reinstating_a_superseded_version_is_a_new_supersession(api, tokens):
-    base = {"subject_id": "ACC-RB", "type": "fact", "category": "STAKEHOLDER", "slot": "stakeholder.primary_contact",
-            "source": {"kind": "system_of_record", "system": "crm"}}
-    v1 = api.post("/v1/memories", {**base, "content": "Dana is the primary contact",
-                                   "effective_at": "2026-01-01T00:00:00Z"}, token=tokens["integration"])
-    v2 = api.post("/v1/memories", {**base, "content": "Lee is the primary contact",
-                                   "effective_at": "2026-02-01T00:00:00Z"}, token=tokens["integration"])
+    base = {
+        "subject_id": "ACC-RB",
+        "type": "fact",
+        "category": "STAKEHOLDER",
+        "slot": "stakeholder.primary_contact",
+        "source": {"kind": "system_of_record", "system": "crm"},
+    }
+    v1 = api.post(
+        "/v1/memories",
+        {**base, "content": "Dana is the primary contact", "effective_at": "2026-01-01T00:00:00Z"},
+        token=tokens["integration"],
+    )
+    v2 = api.post(
+        "/v1/memories",
+        {**base, "content": "Lee is the primary contact", "effective_at": "2026-02-01T00:00:00Z"},
+        token=tokens["integration"],
+    )
     assert v2.body["superseded"] == [v1.body["memory"]["id"]]
-    back = api.post(f"/v1/memories/{v1.body['memory']['id']}/reinstate", {"note": "sync error"},
-                    token=tokens["reviewer"])
+    back = api.post(
+        f"/v1/memories/{v1.body['memory']['id']}/reinstate", {"note": "sync error"}, token=tokens["reviewer"]
+    )
     assert back.status == 200 and back.body["superseded"] == [v2.body["memory"]["id"]]
-    assert back.body["memory"]["content"] == "Dana is the primary contact" and back.body["memory"]["version"] == 3
-    assert api.get(f"/v1/memories/{v1.body['memory']['id']}", token=tokens["agent"]).body["status"] == "superseded"
+    assert (
+        back.body["memory"]["content"] == "Dana is the primary contact"
+        and back.body["memory"]["version"] == 3
+    )
+    assert (
+        api.get(f"/v1/memories/{v1.body['memory']['id']}", token=tokens["agent"]).body["status"]
+        == "superseded"
+    )
 
 
 def test_health_openapi_and_docs_need_no_token(api):
     health = api.get("/v1/health")
-    assert health.status == 200 and health.body["database"] == "ok" and health.body["embedder"] == "local-minilm-onnx"
+    assert (
+        health.status == 200
+        and health.body["database"] == "ok"
+        and health.body["embedder"] == "local-minilm-onnx"
+    )
     spec = api.get("/v1/openapi.json")
     assert {"/v1/memories", "/v1/retrieve", "/v1/review", "/v1/audit"} <= set(spec.body["paths"])
     docs = api.get("/v1/docs")

@@ -37,10 +37,22 @@ def test_every_api_sample_event_runs_through_its_handler(container, local_aws):
     assert created["statusCode"] == 201
     preference = invoke("memories", load("memories/post_customer_preference.json"))
     pref_id = json.loads(preference["body"])["memory"]["id"]
-    pending = invoke("memories", {**load("memories/post_customer_preference.json"), "body": json.dumps({
-        "subject_id": "ACC-CORP-4812", "type": "fact", "category": "CONTRACT_COMMERCIAL",
-        "slot": "contract.discount", "content": "Customer says 15% off was agreed.",
-        "source": {"kind": "customer_claim"}})})
+    pending = invoke(
+        "memories",
+        {
+            **load("memories/post_customer_preference.json"),
+            "body": json.dumps(
+                {
+                    "subject_id": "ACC-CORP-4812",
+                    "type": "fact",
+                    "category": "CONTRACT_COMMERCIAL",
+                    "slot": "contract.discount",
+                    "content": "Customer says 15% off was agreed.",
+                    "source": {"kind": "customer_claim"},
+                }
+            ),
+        },
+    )
     pending_id = json.loads(pending["body"])["memory"]["id"]
 
     answers = {}
@@ -73,15 +85,20 @@ def test_the_extract_sample_runs_after_its_session_was_queued(container, local_a
 def test_the_erasure_step_purge_and_authorizer_samples(container, monkeypatch):
     era = invoke("erasure", load("erasure/request.json", **{"CUST-991": "CUST-STEP"}))
     erasure_id = json.loads(era["body"])["erasure_id"]
-    step = invoke("erasure_step", load("erasure_step/resolve_lineage.json", era_sample=erasure_id,
-                                       **{"CUST-991": "CUST-STEP"}))
+    step = invoke(
+        "erasure_step",
+        load("erasure_step/resolve_lineage.json", era_sample=erasure_id, **{"CUST-991": "CUST-STEP"}),
+    )
     assert step["step"] == "resolve_lineage"
     purge = invoke("purge", load("purge/dry_run.json"))
     assert purge["dry_run"] is True
     assert invoke("purge", load("purge/nightly_schedule.json"))["dry_run"] is False
     monkeypatch.setenv("MEMORY_JWT_SECRET", SAMPLE_SECRET)
     policy = invoke("authorizer", load("authorizer/token.json"))
-    assert policy["context"]["tenant_id"] == "acme" and policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+    assert (
+        policy["context"]["tenant_id"] == "acme"
+        and policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+    )
     bad = load("authorizer/token.json")
     bad["authorizationToken"] = bad["authorizationToken"][:-4] + "AAAA"
     with pytest.raises(Exception, match="Unauthorized"):

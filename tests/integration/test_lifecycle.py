@@ -17,30 +17,51 @@ DPO = Principal(sub="dpo", tenant_id=TENANT, roles=frozenset({Role.PRIVACY_OFFIC
 
 
 def write(container, subject, content, **kw):
-    body = {"subject_id": subject, "type": "sentiment", "content": content, "source": {"kind": "customer_claim"}}
+    body = {
+        "subject_id": subject,
+        "type": "sentiment",
+        "content": content,
+        "source": {"kind": "customer_claim"},
+    }
     return container.gateway.write(AGENT, MemoryWrite.model_validate({**body, **kw}))
 
 
 def lifecycle(container, now, batch_size=1000):
-    return LifecycleService(container.store, container.policies, container.objects, transcript_ttl_days=7,
-                            clock=lambda: now, batch_size=batch_size)
+    return LifecycleService(
+        container.store,
+        container.policies,
+        container.objects,
+        transcript_ttl_days=7,
+        clock=lambda: now,
+        batch_size=batch_size,
+    )
 
 
 def row(container, memory_id):
     with container.db.tenant_transaction(TENANT) as conn:
-        return conn.execute("SELECT status, embedding IS NULL AS no_vec, content_tsv IS NULL AS no_fts"
-                            " FROM memory_records WHERE id = %s", (memory_id,)).fetchone()
+        return conn.execute(
+            "SELECT status, embedding IS NULL AS no_vec, content_tsv IS NULL AS no_fts"
+            " FROM memory_records WHERE id = %s",
+            (memory_id,),
+        ).fetchone()
 
 
 def test_a_short_ttl_sentiment_disappears_from_retrieval_and_then_from_the_database(container):
     now = datetime.now(UTC)
-    note = write(container, "S-TTL", "Might move the whole team to the EU office soon",
-                 effective_at=now - timedelta(days=10), expires_at=now + timedelta(seconds=1))
+    note = write(
+        container,
+        "S-TTL",
+        "Might move the whole team to the EU office soon",
+        effective_at=now - timedelta(days=10),
+        expires_at=now + timedelta(seconds=1),
+    )
     later = now + timedelta(minutes=1)
     report = lifecycle(container, later).purge()
     assert report.expired >= 1
     assert dict(row(container, note.memory.id)) == {"status": "expired", "no_vec": True, "no_fts": True}
-    got = container.broker.retrieve(AGENT, RetrieveRequest(subject_id="S-TTL", query="move the team to the EU office"))
+    got = container.broker.retrieve(
+        AGENT, RetrieveRequest(subject_id="S-TTL", query="move the team to the EU office")
+    )
     assert got.memories == []
     # after the archive window it is gone from the table
     lifecycle(container, later + timedelta(days=31)).purge()
@@ -49,8 +70,13 @@ def test_a_short_ttl_sentiment_disappears_from_retrieval_and_then_from_the_datab
 
 def test_legal_hold_exempts_from_the_purge_and_is_audited(container):
     now = datetime.now(UTC)
-    held = write(container, "S-HOLD", "Considering a complaint to the ombudsman",
-                 effective_at=now - timedelta(days=10), expires_at=now + timedelta(seconds=1))
+    held = write(
+        container,
+        "S-HOLD",
+        "Considering a complaint to the ombudsman",
+        effective_at=now - timedelta(days=10),
+        expires_at=now + timedelta(seconds=1),
+    )
     container.lifecycle.set_subject_hold(DPO, "S-HOLD", hold=True, reason="litigation LIT-7")
     report = lifecycle(container, now + timedelta(hours=1)).purge()
     assert row(container, held.memory.id)["status"] == "active" and report.held >= 1
@@ -58,17 +84,34 @@ def test_legal_hold_exempts_from_the_purge_and_is_audited(container):
     lifecycle(container, now + timedelta(hours=1)).purge()
     assert row(container, held.memory.id)["status"] == "expired"
     with container.db.tenant_transaction(TENANT) as conn:
-        reasons = [r["reason"] for r in conn.execute(
-            "SELECT reason FROM memory_events WHERE subject_id = 'S-HOLD' ORDER BY seq").fetchall()]
+        reasons = [
+            r["reason"]
+            for r in conn.execute(
+                "SELECT reason FROM memory_events WHERE subject_id = 'S-HOLD' ORDER BY seq"
+            ).fetchall()
+        ]
     assert "legal_hold_set" in reasons and "legal_hold_cleared" in reasons
 
 
 def test_dry_run_changes_nothing_and_reruns_are_idempotent(container):
     now = datetime.now(UTC)
-    topics = ["hiring in Berlin", "a second data center", "moving to annual billing", "a partner program",
-              "dropping the legacy plugin"]
-    ids = [write(container, "S-DRY", f"Thinking about {topic}", effective_at=now - timedelta(days=5),
-                 expires_at=now + timedelta(seconds=1)).memory.id for topic in topics]
+    topics = [
+        "hiring in Berlin",
+        "a second data center",
+        "moving to annual billing",
+        "a partner program",
+        "dropping the legacy plugin",
+    ]
+    ids = [
+        write(
+            container,
+            "S-DRY",
+            f"Thinking about {topic}",
+            effective_at=now - timedelta(days=5),
+            expires_at=now + timedelta(seconds=1),
+        ).memory.id
+        for topic in topics
+    ]
     later = now + timedelta(minutes=5)
     dry = lifecycle(container, later).purge(dry_run=True)
     assert dry.expired >= 5 and all(row(container, i)["status"] == "active" for i in ids)
@@ -79,10 +122,25 @@ def test_dry_run_changes_nothing_and_reruns_are_idempotent(container):
 
 def test_a_purge_that_crashes_midway_resumes(container, monkeypatch):
     now = datetime.now(UTC)
-    topics = ["renewing early", "a price freeze", "switching regions", "a hackathon", "new SSO vendor",
-              "a board meeting in May", "cutting the pilot short"]
-    ids = [write(container, "S-CRASH", f"Perhaps {topic}", effective_at=now - timedelta(days=5),
-                 expires_at=now + timedelta(seconds=1)).memory.id for topic in topics]
+    topics = [
+        "renewing early",
+        "a price freeze",
+        "switching regions",
+        "a hackathon",
+        "new SSO vendor",
+        "a board meeting in May",
+        "cutting the pilot short",
+    ]
+    ids = [
+        write(
+            container,
+            "S-CRASH",
+            f"Perhaps {topic}",
+            effective_at=now - timedelta(days=5),
+            expires_at=now + timedelta(seconds=1),
+        ).memory.id
+        for topic in topics
+    ]
     later = now + timedelta(minutes=10)
     service = lifecycle(container, later, batch_size=3)
     calls = {"n": 0}
@@ -104,15 +162,36 @@ def test_a_purge_that_crashes_midway_resumes(container, monkeypatch):
     assert all(row(container, i)["status"] == "expired" for i in ids)
 
 
-def test_consolidation_merges_duplicates_keeping_provenance_shortest_retention_strictest_sensitivity(container):
+def test_consolidation_merges_duplicates_keeping_provenance_shortest_retention_strictest_sensitivity(
+    container,
+):
     now = datetime.now(UTC)
     common = {"type": "episode", "source": {"kind": "customer_confirmed"}}
-    a = container.gateway.write(AGENT, MemoryWrite.model_validate({
-        **common, "subject_id": "S-MERGE", "content": "Migrated the billing exports to Snowflake",
-        "session_id": "sess-1", "expires_at": (now + timedelta(days=60)).isoformat()}))
-    b = container.gateway.write(AGENT, MemoryWrite.model_validate({
-        **common, "subject_id": "S-MERGE", "content": "Migrated billing exports to Snowflake.",
-        "session_id": "sess-2", "sensitivity": "confidential", "expires_at": (now + timedelta(days=20)).isoformat()}))
+    a = container.gateway.write(
+        AGENT,
+        MemoryWrite.model_validate(
+            {
+                **common,
+                "subject_id": "S-MERGE",
+                "content": "Migrated the billing exports to Snowflake",
+                "session_id": "sess-1",
+                "expires_at": (now + timedelta(days=60)).isoformat(),
+            }
+        ),
+    )
+    b = container.gateway.write(
+        AGENT,
+        MemoryWrite.model_validate(
+            {
+                **common,
+                "subject_id": "S-MERGE",
+                "content": "Migrated billing exports to Snowflake.",
+                "session_id": "sess-2",
+                "sensitivity": "confidential",
+                "expires_at": (now + timedelta(days=20)).isoformat(),
+            }
+        ),
+    )
     assert b.decision.value == "duplicate"  # the gateway already dedupes; force a twin past it:
     with container.db.tenant_transaction(TENANT) as conn:
         conn.execute(
@@ -141,12 +220,29 @@ def test_consolidation_merges_duplicates_keeping_provenance_shortest_retention_s
 def test_observations_corroborated_by_independent_sessions_go_to_review_and_lone_ones_are_demoted(container):
     now = datetime.now(UTC)
     base = {"subject_id": "S-OBS", "type": "observation", "source": {"kind": "agent_inference"}}
-    one = container.gateway.write(AGENT, MemoryWrite.model_validate(
-        {**base, "content": "Client seems very risk-averse about equities", "session_id": "s1"}))
-    two = container.gateway.write(AGENT, MemoryWrite.model_validate(
-        {**base, "content": "The client appears quite risk averse regarding equities", "session_id": "s2"}))
-    lone = container.gateway.write(AGENT, MemoryWrite.model_validate(
-        {**base, "subject_id": "S-OBS-2", "content": "Might be planning to retire early", "session_id": "s3"}))
+    one = container.gateway.write(
+        AGENT,
+        MemoryWrite.model_validate(
+            {**base, "content": "Client seems very risk-averse about equities", "session_id": "s1"}
+        ),
+    )
+    two = container.gateway.write(
+        AGENT,
+        MemoryWrite.model_validate(
+            {**base, "content": "The client appears quite risk averse regarding equities", "session_id": "s2"}
+        ),
+    )
+    lone = container.gateway.write(
+        AGENT,
+        MemoryWrite.model_validate(
+            {
+                **base,
+                "subject_id": "S-OBS-2",
+                "content": "Might be planning to retire early",
+                "session_id": "s3",
+            }
+        ),
+    )
     assert one.decision.value == two.decision.value == "quarantined"
     report = lifecycle(container, now).purge(tenants=[TENANT])
     with container.store.tenant(TENANT) as s:

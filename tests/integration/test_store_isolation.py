@@ -3,8 +3,8 @@
 import psycopg
 import pytest
 
-from agent_memory.domain.records import MemoryWrite, Principal
 from agent_memory.domain.enums import Role
+from agent_memory.domain.records import MemoryWrite, Principal
 
 pytestmark = pytest.mark.integration
 
@@ -16,11 +16,15 @@ def agent(tenant: str) -> Principal:
 def remember(container, tenant: str, subject: str, content: str):
     return container.gateway.write(
         agent(tenant),
-        MemoryWrite(subject_id=subject, type="episode", content=content, source={"kind": "customer_confirmed"}),
+        MemoryWrite(
+            subject_id=subject, type="episode", content=content, source={"kind": "customer_confirmed"}
+        ),
     )
 
 
-def test_given_two_tenants_when_a_query_forgets_its_tenant_filter_then_it_still_sees_only_its_tenant(container):
+def test_given_two_tenants_when_a_query_forgets_its_tenant_filter_then_it_still_sees_only_its_tenant(
+    container,
+):
     remember(container, "tenant-a", "S-1", "Tenant A migrated to the new billing portal")
     remember(container, "tenant-b", "S-1", "Tenant B asked about invoice exports")
     with container.db.tenant_transaction("tenant-a") as conn:
@@ -46,35 +50,40 @@ def test_given_the_app_connection_then_it_runs_as_a_role_that_owns_nothing(conta
 
 
 def test_given_a_row_of_another_tenant_when_inserting_then_rls_refuses_it(container):
-    with pytest.raises(psycopg.errors.InsufficientPrivilege):
-        with container.db.tenant_transaction("tenant-a") as conn:
-            conn.execute(
-                "INSERT INTO tombstones (tenant_id, subject_id, content_hash) VALUES ('tenant-b', 'S', 'h')"
-            )
+    with (
+        pytest.raises(psycopg.errors.InsufficientPrivilege),
+        container.db.tenant_transaction("tenant-a") as conn,
+    ):
+        conn.execute(
+            "INSERT INTO tombstones (tenant_id, subject_id, content_hash) VALUES ('tenant-b', 'S', 'h')"
+        )
 
 
 def test_given_an_active_slot_when_a_second_active_row_is_forced_in_then_the_index_refuses(container):
-    w = MemoryWrite(subject_id="S-9", type="preference", slot="preference.contact_channel",
-                    content="Prefers email", source={"kind": "customer_confirmed"})
+    w = MemoryWrite(
+        subject_id="S-9",
+        type="preference",
+        slot="preference.contact_channel",
+        content="Prefers email",
+        source={"kind": "customer_confirmed"},
+    )
     result = container.gateway.write(agent("tenant-a"), w)
-    with pytest.raises(psycopg.errors.UniqueViolation):
-        with container.db.tenant_transaction("tenant-a") as conn:
-            conn.execute(
-                """INSERT INTO memory_records (id, tenant_id, subject_id, scope, type, category, slot, content, source,
+    with pytest.raises(psycopg.errors.UniqueViolation), container.db.tenant_transaction("tenant-a") as conn:
+        conn.execute(
+            """INSERT INTO memory_records (id, tenant_id, subject_id, scope, type, category, slot, content, source,
                        actor, authority, authority_rank, confidence, sensitivity, sensitivity_rank, status, created_at,
                        effective_at, content_hash)
                    SELECT 'mem_forged', tenant_id, subject_id, scope, type, category, slot, 'Prefers phone', source,
                        actor, authority, authority_rank, confidence, sensitivity, sensitivity_rank, 'active', created_at,
                        effective_at, 'other' FROM memory_records WHERE id = %s""",
-                (result.memory.id,),
-            )
+            (result.memory.id,),
+        )
 
 
 def test_given_the_audit_log_when_the_app_tries_to_edit_a_row_then_it_is_refused(container):
     remember(container, "tenant-a", "S-3", "Tenant A asked for a QBR deck")
-    with pytest.raises(psycopg.errors.Error):
-        with container.db.tenant_transaction("tenant-a") as conn:
-            conn.execute("UPDATE memory_events SET reason = 'edited'")
+    with pytest.raises(psycopg.errors.Error), container.db.tenant_transaction("tenant-a") as conn:
+        conn.execute("UPDATE memory_events SET reason = 'edited'")
 
 
 def test_given_a_stored_dimension_when_the_setting_differs_then_start_fails_clearly(container):
@@ -82,4 +91,8 @@ def test_given_a_stored_dimension_when_the_setting_differs_then_start_fails_clea
     from agent_memory.domain.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match="dimension mismatch"):
-        migrate(container.settings.database_url, embedding_dim=1536, embedding_model="openai:text-embedding-3-small")
+        migrate(
+            container.settings.database_url,
+            embedding_dim=1536,
+            embedding_model="openai:text-embedding-3-small",
+        )

@@ -10,9 +10,20 @@ from agent_memory.domain.records import AuditEvent
 def _chain(n: int) -> list[AuditEvent]:
     prev, out = GENESIS_HASH, []
     for i in range(1, n + 1):
-        e = AuditEvent(tenant_id="t", seq=i, id=f"evt_{i}", event_type="memory_created", memory_id=f"m{i}",
-                       subject_id="s", actor="a", reason=None, payload={"i": i},
-                       created_at=datetime(2026, 1, 1, tzinfo=UTC), prev_hash=prev, hash="")
+        e = AuditEvent(
+            tenant_id="t",
+            seq=i,
+            id=f"evt_{i}",
+            event_type="memory_created",
+            memory_id=f"m{i}",
+            subject_id="s",
+            actor="a",
+            reason=None,
+            payload={"i": i},
+            created_at=datetime(2026, 1, 1, tzinfo=UTC),
+            prev_hash=prev,
+            hash="",
+        )
         e.hash = chain_hash(prev, event_hash_fields(e))
         prev = e.hash
         out.append(e)

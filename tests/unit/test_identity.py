@@ -12,7 +12,9 @@ SECRET = "s" * 40
 
 
 def test_given_a_token_when_verified_then_the_principal_carries_tenant_roles_and_clearance():
-    token = issue_token(SECRET, tenant_id="acme", sub="u1", roles=["agent", "reviewer"], clearance="confidential")
+    token = issue_token(
+        SECRET, tenant_id="acme", sub="u1", roles=["agent", "reviewer"], clearance="confidential"
+    )
     p = principal_from_claims(verify_token(SECRET, token))
     assert (p.tenant_id, p.sub) == ("acme", "u1")
     assert p.roles == {Role.AGENT, Role.REVIEWER}

@@ -48,14 +48,22 @@ def test_given_ordinary_numbers_when_masked_then_prices_dates_and_phones_survive
 
 
 def test_given_identifiers_nested_in_a_json_value_when_masked_then_every_string_is_clean():
-    value = {"card": "4111111111111111", "nested": [{"iban": "DE89370400440532013000"}], "n": 4111111111111111}
+    value = {
+        "card": "4111111111111111",
+        "nested": [{"iban": "DE89370400440532013000"}],
+        "n": 4111111111111111,
+    }
     masked, kinds = mask_value(value)
     flat = str(masked)
     assert "4111111111111111" not in flat and "DE89370400440532013000" not in flat
     assert sorted(kinds) == ["CARD", "CARD", "IBAN"]
 
 
-@given(st.integers(min_value=12, max_value=18), st.randoms(use_true_random=False), st.sampled_from([" ", "-", ""]))
+@given(
+    st.integers(min_value=12, max_value=18),
+    st.randoms(use_true_random=False),
+    st.sampled_from([" ", "-", ""]),
+)
 def test_property_every_luhn_valid_card_is_masked(length: int, rnd: random.Random, sep: str):
     digits = _luhn_complete("4" + "".join(str(rnd.randint(0, 9)) for _ in range(length - 1)))
     grouped = sep.join(digits[i : i + 4] for i in range(0, len(digits), 4))

@@ -23,10 +23,10 @@ from agent_memory.services.erasure import ErasureService, LocalErasureRunner
 from agent_memory.services.extraction import ExtractionWorker
 from agent_memory.services.lifecycle import LifecycleService
 from agent_memory.services.policies import PolicyRegistry
-from agent_memory.services.retrieval import RetrievalBroker
-from agent_memory.services.sessions import SessionService
 from agent_memory.services.reads import ReadService
+from agent_memory.services.retrieval import RetrievalBroker
 from agent_memory.services.review import ReviewService
+from agent_memory.services.sessions import SessionService
 from agent_memory.services.write_gateway import WriteGateway
 
 
@@ -96,12 +96,16 @@ def build_messaging(settings: Settings) -> tuple[Queue | None, ObjectStore | Non
     from agent_memory.adapters.aws import S3ObjectStore, SqsQueue
 
     queue = (
-        SqsQueue(settings.extraction_queue_url, endpoint_url=settings.aws_endpoint_url, region=settings.aws_region)
+        SqsQueue(
+            settings.extraction_queue_url, endpoint_url=settings.aws_endpoint_url, region=settings.aws_region
+        )
         if settings.extraction_queue_url
         else None
     )
     objects = (
-        S3ObjectStore(settings.transcripts_bucket, endpoint_url=settings.aws_endpoint_url, region=settings.aws_region)
+        S3ObjectStore(
+            settings.transcripts_bucket, endpoint_url=settings.aws_endpoint_url, region=settings.aws_region
+        )
         if settings.transcripts_bucket
         else None
     )
@@ -149,8 +153,13 @@ def database_url(settings: Settings) -> str:
     return start_embedded_postgres(settings.resolved_data_dir)
 
 
-def build_container(settings: Settings | None = None, *, embedder: Embedder | None = None,
-                    extractor: Extractor | None = None, run_migrations: bool = True) -> Container:
+def build_container(
+    settings: Settings | None = None,
+    *,
+    embedder: Embedder | None = None,
+    extractor: Extractor | None = None,
+    run_migrations: bool = True,
+) -> Container:
     settings = settings or Settings()
     embedder = embedder or build_embedder(settings)
     if embedder.dimension != settings.embedding_dim:
@@ -160,8 +169,9 @@ def build_container(settings: Settings | None = None, *, embedder: Embedder | No
         migrate(url, embedding_dim=settings.embedding_dim, embedding_model=embedder.name)
     # With a rotated secret the pool asks for a fresh connection string on every new connection.
     conninfo: Any = (lambda: secret_database_url(settings)) if settings.database_secret_arn else url
-    db = Database(conninfo, app_role=settings.app_role, min_size=settings.pool_min_size,
-                  max_size=settings.pool_max_size)
+    db = Database(
+        conninfo, app_role=settings.app_role, min_size=settings.pool_min_size, max_size=settings.pool_max_size
+    )
     db.open()
     _check_dimension(db, settings.embedding_dim)
     store = PostgresStore(db)
@@ -184,10 +194,17 @@ def build_container(settings: Settings | None = None, *, embedder: Embedder | No
         queue=queue,
         objects=objects,
         sessions=SessionService(store, queue, objects),
-        extraction=ExtractionWorker(store, objects, extractor or (lambda: build_extractor(settings)), gateway,
-                                    max_receive_count=settings.max_receive_count),
+        extraction=ExtractionWorker(
+            store,
+            objects,
+            extractor or (lambda: build_extractor(settings)),
+            gateway,
+            max_receive_count=settings.max_receive_count,
+        ),
         erasure=ErasureService(store, objects, invalidate_caches=_sor_cache_invalidator(sor)),
-        lifecycle=LifecycleService(store, policies, objects, transcript_ttl_days=settings.transcript_ttl_days),
+        lifecycle=LifecycleService(
+            store, policies, objects, transcript_ttl_days=settings.transcript_ttl_days
+        ),
     )
     container.lifecycle.seal_access_log = container.access_log.seal_tenant
     container.erasure.start_workflow = _workflow_starter(settings, container.erasure)
@@ -201,7 +218,9 @@ def build_container(settings: Settings | None = None, *, embedder: Embedder | No
 def _sor_cache_invalidator(sor: SystemOfRecord) -> Any:
     def invalidate(tenant_id: str, subject_id: str) -> int:
         cache = getattr(sor, "cache", None)
-        return cache.invalidate(lambda k: k[1] == tenant_id and k[2] == subject_id) if cache is not None else 0
+        return (
+            cache.invalidate(lambda k: k[1] == tenant_id and k[2] == subject_id) if cache is not None else 0
+        )
 
     return invalidate
 
@@ -216,8 +235,11 @@ def _workflow_starter(settings: Settings, erasure: ErasureService) -> Any:
         sfn = client("stepfunctions", settings.aws_endpoint_url, settings.aws_region)
 
         def start(job: dict[str, str]) -> None:
-            sfn.start_execution(stateMachineArn=settings.erasure_state_machine_arn, name=job["erasure_id"],
-                                input=json.dumps(job))
+            sfn.start_execution(
+                stateMachineArn=settings.erasure_state_machine_arn,
+                name=job["erasure_id"],
+                input=json.dumps(job),
+            )
 
         return start
     runner = LocalErasureRunner(erasure)

@@ -24,8 +24,13 @@ def with_local_aws(settings: Settings) -> tuple[Settings, object | None]:
     from agent_memory.local.aws import start_local_aws
 
     aws = start_local_aws(region=settings.aws_region, max_receive_count=settings.max_receive_count)
-    return settings.model_copy(update={"aws_endpoint_url": aws.endpoint_url, "extraction_queue_url": aws.queue_url,
-                                       "transcripts_bucket": aws.bucket}), aws
+    return settings.model_copy(
+        update={
+            "aws_endpoint_url": aws.endpoint_url,
+            "extraction_queue_url": aws.queue_url,
+            "transcripts_bucket": aws.bucket,
+        }
+    ), aws
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -42,11 +47,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings, aws = with_local_aws(settings)
     container = build_container(settings)
     set_container(container)
-    secret = local_secret(settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None)
+    secret = local_secret(
+        settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
+    )
     api = LocalApi(secret, settings.max_body_bytes)
     server = make_http_server(api, settings.host, settings.port)
-    poller = QueuePoller(settings.extraction_queue_url or "", endpoint_url=settings.aws_endpoint_url,
-                         region=settings.aws_region)
+    poller = QueuePoller(
+        settings.extraction_queue_url or "",
+        endpoint_url=settings.aws_endpoint_url,
+        region=settings.aws_region,
+    )
     poller.start()
     stop = threading.Event()
 
@@ -59,7 +69,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     threading.Thread(target=seal_access_events, name="memory-sealer", daemon=True).start()
     host, port = server.server_address[:2]
-    print(f"Agent Memory Service on http://{host}:{port}/v1  (docs: http://{host}:{port}/v1/docs)", flush=True)
+    host = host.decode() if isinstance(host, bytes) else host
+    print(
+        f"Agent Memory Service on http://{host}:{port}/v1  (docs: http://{host}:{port}/v1/docs)", flush=True
+    )
     print(f"  data folder: {settings.resolved_data_dir}", flush=True)
     print("  a token:     uv run memory token --tenant acme --sub me --roles agent,reviewer", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -82,12 +95,22 @@ def cmd_token(args: argparse.Namespace) -> int:
     from agent_memory.api.identity import issue_token, local_secret
 
     settings = _settings()
-    secret = local_secret(settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None)
+    secret = local_secret(
+        settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
+    )
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
     from datetime import timedelta
 
-    print(issue_token(secret, tenant_id=args.tenant, sub=args.sub, roles=roles, clearance=args.clearance,
-                      ttl=timedelta(hours=args.hours)))
+    print(
+        issue_token(
+            secret,
+            tenant_id=args.tenant,
+            sub=args.sub,
+            roles=roles,
+            clearance=args.clearance,
+            ttl=timedelta(hours=args.hours),
+        )
+    )
     return 0
 
 
@@ -96,8 +119,9 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from agent_memory.bootstrap import database_url
 
     settings = _settings()
-    applied = migrate(database_url(settings), embedding_dim=settings.embedding_dim,
-                      embedding_model=settings.embedder)
+    applied = migrate(
+        database_url(settings), embedding_dim=settings.embedding_dim, embedding_model=settings.embedder
+    )
     print(json.dumps({"applied": applied}))
     return 0
 
@@ -113,7 +137,9 @@ def cmd_invoke(args: argparse.Namespace) -> int:
     set_container(container)
     spec = by_name(args.function)
     try:
-        result: Any = load_handler_module(spec).lambda_handler(event, LocalLambdaContext(function_name=spec.name))
+        result: Any = load_handler_module(spec).lambda_handler(
+            event, LocalLambdaContext(function_name=spec.name)
+        )
         print(json.dumps(result, indent=2, default=str))
     finally:
         container.close()
@@ -198,7 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tenant", required=True)
     s.add_argument("--sub", required=True)
     s.add_argument("--roles", required=True, help="comma-separated: agent,integration,reviewer,...")
-    s.add_argument("--clearance", default="internal", choices=["public", "internal", "confidential", "restricted"])
+    s.add_argument(
+        "--clearance", default="internal", choices=["public", "internal", "confidential", "restricted"]
+    )
     s.add_argument("--hours", type=float, default=12.0)
     s.set_defaults(func=cmd_token)
 
@@ -221,14 +249,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     sor = sub.add_parser("sor", help="the local system of record (development)")
     sor_sub = sor.add_subparsers(dest="sor_command", required=True)
-    s = sor_sub.add_parser("set", help="set live values: memory sor set --tenant T --subject S plan_tier=enterprise")
+    s = sor_sub.add_parser(
+        "set", help="set live values: memory sor set --tenant T --subject S plan_tier=enterprise"
+    )
     s.add_argument("--tenant", required=True)
     s.add_argument("--subject", required=True)
     s.add_argument("pairs", nargs="+", metavar="field=value")
     s.set_defaults(func=cmd_sor_set)
 
-    s = sub.add_parser("bench", help="benchmarks: write, retrieve, longmemeval, extraction, lifecycle",
-                       add_help=False)
+    s = sub.add_parser(
+        "bench", help="benchmarks: write, retrieve, longmemeval, extraction, lifecycle", add_help=False
+    )
     s.add_argument("bench_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_bench)
 

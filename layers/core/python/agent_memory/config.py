@@ -70,7 +70,11 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _openai_dim(self) -> Settings:
-        if self.embedder == "openai" and self.embedding_dim == 384 and "3-small" in self.openai_embedding_model:
+        if (
+            self.embedder == "openai"
+            and self.embedding_dim == 384
+            and "3-small" in self.openai_embedding_model
+        ):
             # text-embedding-3-small is 1536-d unless shortened; make the default match the model.
             self.embedding_dim = 1536
         return self

@@ -18,8 +18,14 @@ from typing import Literal
 
 Trigger = Literal["api", "sqs", "schedule", "stepfunctions", "authorizer"]
 # Permissions are named by what they reach; the stack maps each to grant calls.
-Permission = Literal["database", "jwt_secret", "openai_secret", "extraction_queue_send", "transcripts_bucket",
-                     "erasure_state_machine_start"]
+Permission = Literal[
+    "database",
+    "jwt_secret",
+    "openai_secret",
+    "extraction_queue_send",
+    "transcripts_bucket",
+    "erasure_state_machine_start",
+]
 
 
 @dataclass(frozen=True)

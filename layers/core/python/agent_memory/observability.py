@@ -13,7 +13,9 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 
 SERVICE = os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agent-memory")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
-os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true" if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME") else "false")
+os.environ.setdefault(
+    "POWERTOOLS_TRACE_DISABLED", "true" if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME") else "false"
+)
 
 # stderr: in Lambda both streams reach CloudWatch; locally stdout stays clean for JSON output.
 logger = Logger(service=SERVICE, stream=sys.stderr)

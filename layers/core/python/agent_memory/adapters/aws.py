@@ -15,7 +15,8 @@ _CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeou
 
 
 def client(service: str, endpoint_url: str | None, region: str) -> Any:
-    return boto3.client(service, endpoint_url=endpoint_url, region_name=region, config=_CONFIG)
+    # the service name is a runtime value, which boto3-stubs cannot overload on
+    return boto3.client(service, endpoint_url=endpoint_url, region_name=region, config=_CONFIG)  # type: ignore[call-overload]
 
 
 class SqsQueue:
@@ -34,8 +35,13 @@ class S3ObjectStore:
         self.s3 = client("s3", endpoint_url, region)
 
     def put_json(self, key: str, body: Any) -> None:
-        self.s3.put_object(Bucket=self.bucket, Key=key, Body=json.dumps(body).encode(),
-                           ContentType="application/json", ServerSideEncryption="AES256")
+        self.s3.put_object(
+            Bucket=self.bucket,
+            Key=key,
+            Body=json.dumps(body).encode(),
+            ContentType="application/json",
+            ServerSideEncryption="AES256",
+        )
 
     def get_json(self, key: str, *, max_bytes: int) -> Any:
         try:
@@ -57,7 +63,9 @@ class S3ObjectStore:
     def delete_prefix(self, prefix: str) -> int:
         keys = self._keys(prefix)
         for i in range(0, len(keys), 1000):
-            self.s3.delete_objects(Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in keys[i : i + 1000]]})
+            self.s3.delete_objects(
+                Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in keys[i : i + 1000]]}
+            )
         return len(keys)
 
     def count_prefix(self, prefix: str) -> int:

@@ -9,15 +9,17 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
+from agent_memory.api.identity import principal_from_claims
 from agent_memory.domain.errors import DomainError, PayloadTooLarge, Unauthenticated
 from agent_memory.domain.records import Principal
-from agent_memory.api.identity import principal_from_claims
 from agent_memory.observability import logger
 
 MAX_BODY_BYTES = 262_144
 
 
-def error_response(status: int, code: str, message: str, request_id: str | None, field: str | None = None) -> Response:
+def error_response(
+    status: int, code: str, message: str, request_id: str | None, field: str | None = None
+) -> Response:
     error: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
     if field:
         error["field"] = field

@@ -46,8 +46,14 @@ def issue_token(
         Role(r)  # unknown roles are a mistake worth failing on
     Sensitivity(clearance)
     now = datetime.now(UTC)
-    claims = {"sub": sub, "tenant_id": tenant_id, "roles": roles, "clearance": clearance,
-              "iat": now, "exp": now + ttl}
+    claims = {
+        "sub": sub,
+        "tenant_id": tenant_id,
+        "roles": roles,
+        "clearance": clearance,
+        "iat": now,
+        "exp": now + ttl,
+    }
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 

@@ -15,8 +15,11 @@ from agent_memory.functions_spec import FUNCTIONS, load_handler_module
 def merged_openapi() -> dict[str, Any]:
     merged: dict[str, Any] = {
         "openapi": "3.1.0",
-        "info": {"title": "Agent Memory Service", "version": __version__,
-                 "description": "Governed long-term memory for customer-facing AI agents."},
+        "info": {
+            "title": "Agent Memory Service",
+            "version": __version__,
+            "description": "Governed long-term memory for customer-facing AI agents.",
+        },
         "paths": {},
         "components": {
             "schemas": {},

@@ -49,7 +49,8 @@ def _database_bench(name: str) -> Any:
 
 
 BENCHES = {
-    "longmemeval": _longmemeval,"extraction": _extraction,
+    "longmemeval": _longmemeval,
+    "extraction": _extraction,
     "write": _database_bench("write"),
     "retrieve": _database_bench("retrieve"),
     "lifecycle": _database_bench("lifecycle"),

@@ -75,18 +75,30 @@ class Scores:
         return {k: round(v / self.n, 4) for k, v in self.sums.items()} if self.n else {}
 
 
-def run(data: str, *, limit: int | None = None, data_dir: str | None = None, top_k: int = 10,
-        container: Any = None) -> dict[str, Any]:
+def run(
+    data: str,
+    *,
+    limit: int | None = None,
+    data_dir: str | None = None,
+    top_k: int = 10,
+    container: Any = None,
+) -> dict[str, Any]:
     from agent_memory.bootstrap import build_container
     from agent_memory.config import Settings
 
     own = container is None
     if own:
-        container = build_container(Settings(data_dir=Path(data_dir or tempfile.mkdtemp(prefix="lme-")),
-                                             pool_max_size=4, embedder_threads=2))
+        container = build_container(
+            Settings(
+                data_dir=Path(data_dir or tempfile.mkdtemp(prefix="lme-")),
+                pool_max_size=4,
+                embedder_threads=2,
+            )
+        )
     container.policies.set(TENANT, "benchmark")
     agent = Principal(sub="bench", tenant_id=TENANT, roles=frozenset({Role.AGENT}))
-    overall, by_type = Scores(), defaultdict(Scores)
+    overall = Scores()
+    by_type: defaultdict[str, Scores] = defaultdict(Scores)
     ku_pairs = ku_right = 0
     truncated = 0
     t_ingest = t_query = 0.0
@@ -99,8 +111,9 @@ def run(data: str, *, limit: int | None = None, data_dir: str | None = None, top
         questions += 1
         subject = f"q-{q['question_id']}"
         turns: list[tuple[str, int, str, datetime, bool]] = []
-        for sid, date, session in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"],
-                                      strict=True):
+        for sid, date, session in zip(
+            q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"], strict=True
+        ):
             when = parse_date(date)
             for i, turn in enumerate(session):
                 if turn["role"] == "user" and turn["content"].strip():
@@ -113,9 +126,19 @@ def run(data: str, *, limit: int | None = None, data_dir: str | None = None, top
         memory_turns: dict[str, list[str]] = defaultdict(list)
         memory_session: dict[str, str] = {}
         for (sid, i, _, when, _), text, vec in zip(turns, texts, vectors, strict=True):
-            res = container.gateway.write(agent, MemoryWrite(
-                subject_id=subject, type="episode", content=text, source={"kind": "customer_confirmed"},
-                session_id=sid, effective_at=when, confidence=0.9), embedding=vec)
+            res = container.gateway.write(
+                agent,
+                MemoryWrite(
+                    subject_id=subject,
+                    type="episode",
+                    content=text,
+                    source={"kind": "customer_confirmed"},
+                    session_id=sid,
+                    effective_at=when,
+                    confidence=0.9,
+                ),
+                embedding=vec,
+            )
             if res.memory is not None:
                 memory_turns[res.memory.id].append(f"{sid}#{i}")
                 memory_session.setdefault(res.memory.id, sid)
@@ -123,8 +146,13 @@ def run(data: str, *, limit: int | None = None, data_dir: str | None = None, top
 
         t1 = time.perf_counter()
         qdate = parse_date(q["question_date"])
-        broker = RetrievalBroker(container.store, container.embedder, container.policies,
-                                 container.system_of_record, clock=lambda d=qdate: d)
+        broker = RetrievalBroker(
+            container.store,
+            container.embedder,
+            container.policies,
+            container.system_of_record,
+            clock=lambda: qdate,
+        )
         result = broker.retrieve(agent, RetrieveRequest(subject_id=subject, query=q["question"], top_k=top_k))
         t_query += time.perf_counter() - t1
         ranked_ids = [m["id"] for m in sorted(result.memories, key=lambda m: -m["score"])]
@@ -143,8 +171,13 @@ def run(data: str, *, limit: int | None = None, data_dir: str | None = None, top
         overall.add(**scores)
         by_type[q["question_type"]].add(**scores)
         if q["question_type"] == "knowledge-update":
-            dated = sorted({(parse_date(d), s) for s, d in zip(q["haystack_session_ids"], q["haystack_dates"],
-                                                                strict=True) if s in gold_sessions})
+            dated = sorted(
+                {
+                    (parse_date(d), s)
+                    for s, d in zip(q["haystack_session_ids"], q["haystack_dates"], strict=True)
+                    if s in gold_sessions
+                }
+            )
             if len(dated) == 2:
                 older, newer = dated[0][1], dated[1][1]
                 pos = {s: i for i, s in enumerate(ranked_sessions)}

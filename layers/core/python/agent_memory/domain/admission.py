@@ -71,7 +71,9 @@ def classify(
     category = _validated_category(write)
     slot = write.slot
     if memory_type in SLOT_REQUIRED_TYPES and not slot:
-        raise InvalidRequest(f"a {memory_type.value} needs a slot (the key of its one current value)", field="slot")
+        raise InvalidRequest(
+            f"a {memory_type.value} needs a slot (the key of its one current value)", field="slot"
+        )
     if memory_type in APPEND_ONLY_TYPES and slot:
         raise InvalidRequest(f"{memory_type.value} is append-only and takes no slot", field="slot")
 
@@ -115,7 +117,9 @@ def classify(
         reasons.append("already_expired")
         final = Decision.REJECTED
 
-    needs_approval = category in policy.approval_required_categories and authority.rank < Authority.HUMAN_VERIFIED.rank
+    needs_approval = (
+        category in policy.approval_required_categories and authority.rank < Authority.HUMAN_VERIFIED.rank
+    )
 
     return Classified(
         type=memory_type,
@@ -145,7 +149,10 @@ def _validated_category(write: MemoryWrite) -> str:
 
 
 def _outcome_confirmed(write: MemoryWrite) -> bool:
-    return write.source.kind.rank >= Authority.CONFIRMED_OUTCOME.rank or write.value.get("outcome_confirmed") is True
+    return (
+        write.source.kind.rank >= Authority.CONFIRMED_OUTCOME.rank
+        or write.value.get("outcome_confirmed") is True
+    )
 
 
 def _expiry(

@@ -61,7 +61,9 @@ def minimum_tokens(subject_id: str, pinned: list[ContextLine]) -> int:
     return count_tokens(render(subject_id, pinned))
 
 
-def assemble(subject_id: str, pinned: list[ContextLine], ranked: list[ContextLine], max_tokens: int) -> AssembledContext:
+def assemble(
+    subject_id: str, pinned: list[ContextLine], ranked: list[ContextLine], max_tokens: int
+) -> AssembledContext:
     """Add lines in priority order until the next one would break the budget, then stop:
     the lowest-priority lines are the ones dropped, deterministically.
 

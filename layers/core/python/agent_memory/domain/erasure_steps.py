@@ -29,14 +29,24 @@ STEP_RETRY = RetryPolicy(max_attempts=3, interval_seconds=2, backoff_rate=2.0)
 VERIFY_RETRY = RetryPolicy(max_attempts=5, interval_seconds=5, backoff_rate=2.0)
 
 ERASURE_STEPS: tuple[ErasureStep, ...] = (
-    ErasureStep("resolve_lineage", "find the subject's records and every lineage key derived from them", STEP_RETRY),
-    ErasureStep("tombstone", "record content hashes and lineage keys so nothing can be re-admitted", STEP_RETRY),
+    ErasureStep(
+        "resolve_lineage", "find the subject's records and every lineage key derived from them", STEP_RETRY
+    ),
+    ErasureStep(
+        "tombstone", "record content hashes and lineage keys so nothing can be re-admitted", STEP_RETRY
+    ),
     ErasureStep("purge_index", "drop embeddings and full-text entries", STEP_RETRY),
-    ErasureStep("purge_derived", "delete records and derived summaries found by subject or lineage", STEP_RETRY),
+    ErasureStep(
+        "purge_derived", "delete records and derived summaries found by subject or lineage", STEP_RETRY
+    ),
     ErasureStep("purge_objects", "delete stored transcripts from the object store", STEP_RETRY),
-    ErasureStep("invalidate_caches", "drop cached system-of-record values and idempotency replies", STEP_RETRY),
+    ErasureStep(
+        "invalidate_caches", "drop cached system-of-record values and idempotency replies", STEP_RETRY
+    ),
     ErasureStep("verify", "query every layer; each must report zero", VERIFY_RETRY),
-    ErasureStep("receipt", "write the receipt (identifiers and counts only) and erasure_verified", STEP_RETRY),
+    ErasureStep(
+        "receipt", "write the receipt (identifiers and counts only) and erasure_verified", STEP_RETRY
+    ),
 )
 
 ERASURE_DEADLINE_HOURS = 24

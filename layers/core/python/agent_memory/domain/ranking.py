@@ -60,7 +60,10 @@ def recency_weight(memory_type: MemoryType, effective_at: datetime, now: datetim
 
 def rank_candidates(candidates: list[Candidate], now: datetime) -> list[Candidate]:
     """Fuse vector and lexical ranks (reciprocal rank fusion), then weigh trust and age."""
-    by_vec = sorted((c for c in candidates if c.similarity is not None), key=lambda c: (-c.similarity, c.record.id))
+    by_vec = sorted(
+        (c for c in candidates if c.similarity is not None),
+        key=lambda c: (-(c.similarity or 0.0), c.record.id),
+    )
     for i, c in enumerate(by_vec):
         c.vector_rank = i + 1
     by_lex = sorted((c for c in candidates if c.lexical > 0), key=lambda c: (-c.lexical, c.record.id))
@@ -82,5 +85,3 @@ def rank_candidates(candidates: list[Candidate], now: datetime) -> list[Candidat
 def is_relevant(c: Candidate, floor: float) -> bool:
     """Hybrid admission: above the model's similarity floor, or a full-text match."""
     return (c.similarity is not None and c.similarity >= floor) or c.lexical > 0
-
-

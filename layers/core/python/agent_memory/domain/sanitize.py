@@ -105,7 +105,11 @@ def mask_identifiers(text: str) -> Masked:
 
     text, iban_kinds = _mask_ibans(text)
     kinds += iban_kinds
-    sub(_CARD, "CARD", lambda raw: 13 <= len(re.sub(r"\D", "", raw)) <= 19 and luhn_valid(re.sub(r"\D", "", raw)))
+    sub(
+        _CARD,
+        "CARD",
+        lambda raw: 13 <= len(re.sub(r"\D", "", raw)) <= 19 and luhn_valid(re.sub(r"\D", "", raw)),
+    )
     sub(_US_SSN, "TAXID", lambda raw: True)
     sub(_SSN_CONTEXT, "TAXID", lambda raw: len(re.sub(r"\D", "", raw)) >= 7, group=2)
     sub(_UK_NINO, "TAXID", lambda raw: True)

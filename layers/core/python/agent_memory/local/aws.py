@@ -34,16 +34,22 @@ def start_local_aws(*, region: str, max_receive_count: int, visibility_timeout_s
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    host, port = server._server.server_address[:2]  # moto exposes no public accessor for an ephemeral port
-    endpoint = f"http://{host}:{port}"
+    wsgi = server._server  # moto exposes no public accessor for an ephemeral port
+    assert wsgi is not None
+    host, port = wsgi.server_address[:2]
+    endpoint = f"http://{host!s}:{port}"
     sqs = client("sqs", endpoint, region)
     dlq_url = sqs.create_queue(QueueName=DLQ_NAME)["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
     queue_url = sqs.create_queue(
         QueueName=QUEUE_NAME,
         Attributes={
             "VisibilityTimeout": str(visibility_timeout_s),
-            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}),
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
+            ),
         },
     )["QueueUrl"]
     client("s3", endpoint, region).create_bucket(Bucket=BUCKET)

@@ -65,18 +65,24 @@ class LocalApi:
             if spec.trigger == "api":
                 load_handler_module(spec)
 
-    def handle(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def handle(
+        self, method: str, raw_path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         parts = urlsplit(raw_path)
         path = parts.path.rstrip("/") or "/"
         matched = match_route(method, path)
         if matched is None:
             allowed = [r.method for s in FUNCTIONS for r in s.routes if r.pattern.match(path)]
             if allowed:
-                return _error(405, "invalid_request", f"method {method} not allowed; use {', '.join(allowed)}")
+                return _error(
+                    405, "invalid_request", f"method {method} not allowed; use {', '.join(allowed)}"
+                )
             return _error(404, "not_found", f"no route {method} {path}")
         spec, route, path_params = matched
         if len(body) > self.max_body_bytes:
-            return _error(413, "payload_too_large", f"request body exceeds {self.max_body_bytes} bytes", "body")
+            return _error(
+                413, "payload_too_large", f"request body exceeds {self.max_body_bytes} bytes", "body"
+            )
         try:
             text = body.decode("utf-8") if body else None
         except UnicodeDecodeError:
@@ -93,8 +99,14 @@ class LocalApi:
             except Unauthenticated as exc:
                 return _error(401, "unauthenticated", exc.message)
         event = api_gateway_event(
-            method=method, path=path, route=route, path_params=path_params,
-            query=parse_qs(parts.query), headers=headers, body=text, authorizer=authorizer,
+            method=method,
+            path=path,
+            route=route,
+            path_params=path_params,
+            query=parse_qs(parts.query),
+            headers=headers,
+            body=text,
+            authorizer=authorizer,
         )
         return self.invoke(spec, event)
 
@@ -109,7 +121,9 @@ class LocalApi:
         return int(result["statusCode"]), out_headers, body.encode()
 
 
-def _error(status: int, code: str, message: str, field: str | None = None) -> tuple[int, dict[str, str], bytes]:
+def _error(
+    status: int, code: str, message: str, field: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
     err: dict[str, Any] = {"code": code, "message": message, "request_id": str(uuid.uuid4())}
     if field:
         err["field"] = field
@@ -124,8 +138,9 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             if length > api.max_body_bytes:
-                status, headers, body = _error(413, "payload_too_large",
-                                               f"request body exceeds {api.max_body_bytes} bytes", "body")
+                status, headers, body = _error(
+                    413, "payload_too_large", f"request body exceeds {api.max_body_bytes} bytes", "body"
+                )
                 self._discard(length)
                 self.close_connection = True
             else:
@@ -155,8 +170,10 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            logger.debug("http", extra={"request": self.requestline, "status": args[1] if len(args) > 1 else None})
+        def log_message(self, format: str, *args: Any) -> None:
+            logger.debug(
+                "http", extra={"request": self.requestline, "status": args[1] if len(args) > 1 else None}
+            )
 
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True

@@ -32,21 +32,25 @@ def sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> di
 
 
 class QueuePoller:
-    def __init__(self, queue_url: str, *, endpoint_url: str | None, region: str, batch_size: int = 10) -> None:
+    def __init__(
+        self, queue_url: str, *, endpoint_url: str | None, region: str, batch_size: int = 10
+    ) -> None:
         self.queue_url = queue_url
         self.region = region
         self.batch_size = batch_size
         self.sqs = client("sqs", endpoint_url, region)
-        self.queue_arn = self.sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
+        self.queue_arn = self.sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def poll_once(self, wait_seconds: int = 0) -> int:
         """Receive and process one batch; returns how many messages were received."""
         resp = self.sqs.receive_message(
-            QueueUrl=self.queue_url, MaxNumberOfMessages=self.batch_size, WaitTimeSeconds=wait_seconds,
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=self.batch_size,
+            WaitTimeSeconds=wait_seconds,
             AttributeNames=["All"],
         )
         messages = resp.get("Messages", [])
@@ -54,11 +58,14 @@ class QueuePoller:
             return 0
         handler = load_handler_module(by_name("extract")).lambda_handler
         try:
-            result = handler(sqs_event(messages, self.queue_arn, self.region),
-                             LocalLambdaContext(function_name="extract"))
+            result = handler(
+                sqs_event(messages, self.queue_arn, self.region), LocalLambdaContext(function_name="extract")
+            )
             failed = {f["itemIdentifier"] for f in (result or {}).get("batchItemFailures", [])}
         except Exception as exc:  # as in Lambda: a raising handler fails the whole batch
-            logger.warning("extract batch failed", extra={"error": type(exc).__name__, "messages": len(messages)})
+            logger.warning(
+                "extract batch failed", extra={"error": type(exc).__name__, "messages": len(messages)}
+            )
             failed = {m["MessageId"] for m in messages}
         for m in messages:
             if m["MessageId"] not in failed:

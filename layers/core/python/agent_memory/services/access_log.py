@@ -18,16 +18,28 @@ class AccessLogSealer:
         sealed = 0
         while True:
             with self.store.tenant(tenant_id) as s:
-                rows = s.pending_retrieval_logs(self.batch)  # type: ignore[attr-defined]
+                rows = s.pending_retrieval_logs(self.batch)
                 if not rows:
                     return sealed
-                s.append_events([
-                    NewEvent(EventType.RETRIEVED.value, r["actor"], None, r["subject_id"], "retrieval",
-                             {"memory_ids": r["memory_ids"], "access_id": r["id"],
-                              "at": r["created_at"].isoformat(), **r["payload"]})
-                    for r in rows
-                ])
-                s.delete_retrieval_logs([r["id"] for r in rows])  # type: ignore[attr-defined]
+                s.append_events(
+                    [
+                        NewEvent(
+                            EventType.RETRIEVED.value,
+                            r["actor"],
+                            None,
+                            r["subject_id"],
+                            "retrieval",
+                            {
+                                "memory_ids": r["memory_ids"],
+                                "access_id": r["id"],
+                                "at": r["created_at"].isoformat(),
+                                **r["payload"],
+                            },
+                        )
+                        for r in rows
+                    ]
+                )
+                s.delete_retrieval_logs([r["id"] for r in rows])
             sealed += len(rows)
             if len(rows) < self.batch:
                 return sealed

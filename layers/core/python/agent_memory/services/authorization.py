@@ -9,19 +9,31 @@ from agent_memory.domain.records import Principal
 # Which source kinds each writing role may assert.
 ASSERTABLE_SOURCES: dict[Role, frozenset[Authority]] = {
     Role.AGENT: frozenset(
-        {Authority.CUSTOMER_CONFIRMED, Authority.CONFIRMED_OUTCOME, Authority.CUSTOMER_CLAIM, Authority.AGENT_INFERENCE}
+        {
+            Authority.CUSTOMER_CONFIRMED,
+            Authority.CONFIRMED_OUTCOME,
+            Authority.CUSTOMER_CLAIM,
+            Authority.AGENT_INFERENCE,
+        }
     ),
     Role.INTEGRATION: frozenset(
-        {Authority.SYSTEM_OF_RECORD, Authority.CUSTOMER_CONFIRMED, Authority.CONFIRMED_OUTCOME,
-         Authority.CUSTOMER_CLAIM, Authority.AGENT_INFERENCE}
+        {
+            Authority.SYSTEM_OF_RECORD,
+            Authority.CUSTOMER_CONFIRMED,
+            Authority.CONFIRMED_OUTCOME,
+            Authority.CUSTOMER_CLAIM,
+            Authority.AGENT_INFERENCE,
+        }
     ),
 }
 
 
 def require_read(principal: Principal, *roles: Role) -> None:
     if not principal.has(*roles):
-        raise Forbidden(f"roles {sorted(r.value for r in principal.roles)} may not read this; needs one of "
-                        f"{sorted(r.value for r in roles)}")
+        raise Forbidden(
+            f"roles {sorted(r.value for r in principal.roles)} may not read this; needs one of "
+            f"{sorted(r.value for r in roles)}"
+        )
 
 
 def require_mutation(principal: Principal, *roles: Role, action: str) -> None:

@@ -60,32 +60,45 @@ class ErasureService:
         require_mutation(principal, Role.PRIVACY_OFFICER, action="request erasure")
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
-            s.lock_subject_exclusive(subject_id)  # type: ignore[attr-defined]
-            previous = s.latest_erasure(subject_id)  # type: ignore[attr-defined]
+            s.lock_subject_exclusive(subject_id)
+            previous = s.latest_erasure(subject_id)
             if previous is not None:
                 # Asked twice: the first request answers (its receipt once verified).
                 return self._view(previous, now) | {"duplicate_of_earlier_request": True}
             erasure_id = new_id("era")
             steps = [{"name": n, "status": "pending", "count": None, "attempts": 0} for n in step_names()]
-            s.create_erasure(  # type: ignore[attr-defined]
-                erasure_id=erasure_id, subject_id=subject_id, reason=body.reason,
-                request_reference=body.request_reference, requested_by=principal.sub, steps=steps,
+            s.create_erasure(
+                erasure_id=erasure_id,
+                subject_id=subject_id,
+                reason=body.reason,
+                request_reference=body.request_reference,
+                requested_by=principal.sub,
+                steps=steps,
                 deadline=now + timedelta(hours=ERASURE_DEADLINE_HOURS),
             )
-            s.append_events([NewEvent(EventType.ERASURE_REQUESTED.value, principal.sub, None, subject_id,
-                                      body.reason, {"erasure_id": erasure_id,
-                                                    "request_reference": body.request_reference})])
-            row = s.get_erasure(erasure_id)  # type: ignore[attr-defined]
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.ERASURE_REQUESTED.value,
+                        principal.sub,
+                        None,
+                        subject_id,
+                        body.reason,
+                        {"erasure_id": erasure_id, "request_reference": body.request_reference},
+                    )
+                ]
+            )
+            row = _required(s.get_erasure(erasure_id), erasure_id)
         if self.start_workflow is not None:
-            self.start_workflow({"erasure_id": erasure_id, "tenant_id": principal.tenant_id, "subject_id": subject_id})
+            self.start_workflow(
+                {"erasure_id": erasure_id, "tenant_id": principal.tenant_id, "subject_id": subject_id}
+            )
         return self._view(row, now)
 
     def status(self, principal: Principal, erasure_id: str) -> dict[str, Any]:
         require_read(principal, Role.PRIVACY_OFFICER)
         with self.store.tenant(principal.tenant_id) as s:
-            row = s.get_erasure(erasure_id)  # type: ignore[attr-defined]
-        if row is None:
-            raise NotFound(f"erasure {erasure_id} not found")
+            row = _required(s.get_erasure(erasure_id), erasure_id)
         return self._view(row, self.clock())
 
     @staticmethod
@@ -110,9 +123,7 @@ class ErasureService:
         if step not in step_names() or handler is None:
             raise ValueError(f"unknown erasure step {step!r}")
         with self.store.tenant(tenant_id) as s:
-            req = s.get_erasure(erasure_id)  # type: ignore[attr-defined]
-        if req is None:
-            raise NotFound(f"erasure {erasure_id} not found")
+            req = _required(s.get_erasure(erasure_id), erasure_id)
         if req["status"] == "verified":
             return {"step": step, "skipped": "already verified", "clean": True}
         self._mark(tenant_id, erasure_id, step, "running")
@@ -127,43 +138,73 @@ class ErasureService:
     def fail(self, tenant_id: str, erasure_id: str, step: str, reason: str) -> None:
         """Terminal failure after retries: loud (status, event, metric in the caller), never 'verified'."""
         with self.store.tenant(tenant_id) as s:
-            req = s.get_erasure(erasure_id, for_update=True)  # type: ignore[attr-defined]
+            req = _required(s.get_erasure(erasure_id, for_update=True), erasure_id)
             steps = _set_step(req["steps"], step, status="failed", error=reason[:200])
-            s.update_erasure(erasure_id, status="failed", steps=steps,  # type: ignore[attr-defined]
-                             failure_reason=f"step {step} failed: {reason}"[:500])
-            s.append_events([NewEvent(EventType.DELETION_FAILED.value, "erasure-workflow", None, req["subject_id"],
-                                      f"step_{step}_failed", {"erasure_id": erasure_id, "error": reason[:200]})])
+            s.update_erasure(
+                erasure_id,
+                status="failed",
+                steps=steps,
+                failure_reason=f"step {step} failed: {reason}"[:500],
+            )
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.DELETION_FAILED.value,
+                        "erasure-workflow",
+                        None,
+                        req["subject_id"],
+                        f"step_{step}_failed",
+                        {"erasure_id": erasure_id, "error": reason[:200]},
+                    )
+                ]
+            )
         logger.error("erasure failed", extra={"erasure_id": erasure_id, "step": step})
 
     def _mark(self, tenant_id: str, erasure_id: str, step: str, status: str, **extra: Any) -> None:
         with self.store.tenant(tenant_id) as s:
-            req = s.get_erasure(erasure_id, for_update=True)  # type: ignore[attr-defined]
-            s.update_erasure(erasure_id, steps=_set_step(req["steps"], step, status=status, **extra))  # type: ignore[attr-defined]
+            req = _required(s.get_erasure(erasure_id, for_update=True), erasure_id)
+            s.update_erasure(erasure_id, steps=_set_step(req["steps"], step, status=status, **extra))
 
     def _step_resolve_lineage(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
-            lin = s.subject_lineage(req["subject_id"])  # type: ignore[attr-defined]
-            keys = sorted(set(lin["lineage"]) | set(lin["sessions"]) | {f"transcript:{k}" for k in lin["transcripts"]})
-            s.update_erasure(req["erasure_id"], lineage_keys=keys)  # type: ignore[attr-defined]
+            lin = s.subject_lineage(req["subject_id"])
+            keys = sorted(
+                set(lin["lineage"]) | set(lin["sessions"]) | {f"transcript:{k}" for k in lin["transcripts"]}
+            )
+            s.update_erasure(req["erasure_id"], lineage_keys=keys)
         return {"count": lin["records"], "lineage_keys": len(keys)}
 
     def _step_tombstone(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
-            lin = s.subject_lineage(req["subject_id"])  # type: ignore[attr-defined]
-            n = s.tombstone_subject(req["subject_id"], req["erasure_id"], lin["hashes"],  # type: ignore[attr-defined]
-                                    req["lineage_keys"])
+            lin = s.subject_lineage(req["subject_id"])
+            n = s.tombstone_subject(
+                req["subject_id"],
+                req["erasure_id"],
+                lin["hashes"],
+                req["lineage_keys"],
+            )
         return {"count": n}
 
     def _step_purge_index(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
-            n = s.purge_subject_index(req["subject_id"], req["lineage_keys"])  # type: ignore[attr-defined]
+            n = s.purge_subject_index(req["subject_id"], req["lineage_keys"])
         return {"count": n}
 
     def _step_purge_derived(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
-            counts = s.purge_subject_records(req["subject_id"], req["lineage_keys"])  # type: ignore[attr-defined]
-            s.append_events([NewEvent(EventType.DELETED.value, "erasure-workflow", None, req["subject_id"],
-                                      "erasure", {"erasure_id": req["erasure_id"], **counts})])
+            counts = s.purge_subject_records(req["subject_id"], req["lineage_keys"])
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.DELETED.value,
+                        "erasure-workflow",
+                        None,
+                        req["subject_id"],
+                        "erasure",
+                        {"erasure_id": req["erasure_id"], **counts},
+                    )
+                ]
+            )
         return {"count": counts["records"] + counts["derived"], **counts}
 
     def _step_purge_objects(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
@@ -177,14 +218,16 @@ class ErasureService:
 
     def _step_invalidate_caches(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
-            n = s.purge_subject_caches(req["subject_id"])  # type: ignore[attr-defined]
+            n = s.purge_subject_caches(req["subject_id"])
         n += self.invalidate_external_caches(tenant_id, req["subject_id"])
         return {"count": n}
 
     def _step_verify(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
-            found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])  # type: ignore[attr-defined]
-        found["objects"] = self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"])) if self.objects else 0
+            found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])
+        found["objects"] = (
+            self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"])) if self.objects else 0
+        )
         left = {k: v for k, v in found.items() if v}
         if left:
             raise ErasureNotClean(f"data left in: {sorted(left)}")
@@ -193,7 +236,7 @@ class ErasureService:
     def _step_receipt(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         now = self.clock()
         with self.store.tenant(tenant_id) as s:
-            current = s.get_erasure(req["erasure_id"], for_update=True)  # type: ignore[attr-defined]
+            current = _required(s.get_erasure(req["erasure_id"], for_update=True), req["erasure_id"])
             counts = {st["name"]: st for st in current["steps"]}
             verify = counts.get("verify", {})
             if verify.get("status") != "succeeded":
@@ -214,13 +257,35 @@ class ErasureService:
                 "verification": {k: 0 for k in VERIFIED_LAYERS},
             }
             steps = _set_step(current["steps"], "receipt", status="succeeded", count=1)
-            s.update_erasure(req["erasure_id"], status="verified", receipt=receipt, steps=steps,  # type: ignore[attr-defined]
-                             completed_at=now)
-            s.append_events([NewEvent(EventType.ERASURE_VERIFIED.value, "erasure-workflow", None, req["subject_id"],
-                                      "verified", {"erasure_id": req["erasure_id"],
-                                                   **{k: receipt[k] for k in ("records", "embeddings", "derived",
-                                                                              "objects")}})])
+            s.update_erasure(
+                req["erasure_id"],
+                status="verified",
+                receipt=receipt,
+                steps=steps,
+                completed_at=now,
+            )
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.ERASURE_VERIFIED.value,
+                        "erasure-workflow",
+                        None,
+                        req["subject_id"],
+                        "verified",
+                        {
+                            "erasure_id": req["erasure_id"],
+                            **{k: receipt[k] for k in ("records", "embeddings", "derived", "objects")},
+                        },
+                    )
+                ]
+            )
         return {"count": 1}
+
+
+def _required(row: dict[str, Any] | None, erasure_id: str) -> dict[str, Any]:
+    if row is None:
+        raise NotFound(f"erasure {erasure_id} not found")
+    return row
 
 
 def _set_step(steps: list[dict[str, Any]], name: str, **fields: Any) -> list[dict[str, Any]]:
@@ -238,8 +303,9 @@ def _set_step(steps: list[dict[str, Any]], name: str, **fields: Any) -> list[dic
 class LocalErasureRunner:
     """Runs the erasure steps in order with each step's retry policy, as Step Functions does."""
 
-    def __init__(self, service: ErasureService, *, sleep: Callable[[float], None] = time.sleep,
-                 time_scale: float = 1.0) -> None:
+    def __init__(
+        self, service: ErasureService, *, sleep: Callable[[float], None] = time.sleep, time_scale: float = 1.0
+    ) -> None:
         self.service = service
         self.sleep = sleep
         self.time_scale = time_scale
@@ -262,14 +328,18 @@ class LocalErasureRunner:
                 return None
             except Exception as exc:  # every failure is retried per policy, then reported
                 last = f"{type(exc).__name__}: {exc}"[:300]
-                logger.warning("erasure step failed", extra={"step": step.name, "attempt": attempt,
-                                                             "error": type(exc).__name__})
+                logger.warning(
+                    "erasure step failed",
+                    extra={"step": step.name, "attempt": attempt, "error": type(exc).__name__},
+                )
                 if attempt < step.retry.max_attempts:
                     self.sleep(delay * self.time_scale)
                     delay *= step.retry.backoff_rate
         return last
 
     def start_in_background(self, job: dict[str, str]) -> threading.Thread:
-        thread = threading.Thread(target=self.run, args=(job,), name=f"erasure-{job['erasure_id']}", daemon=True)
+        thread = threading.Thread(
+            target=self.run, args=(job,), name=f"erasure-{job['erasure_id']}", daemon=True
+        )
         thread.start()
         return thread

@@ -53,13 +53,13 @@ class ExtractionWorker:
         """Process one queue message. Raises to ask for redelivery; returns the outcome otherwise."""
         tenant_id, session_id = str(message["tenant_id"]), str(message["session_id"])
         with self.store.tenant(tenant_id) as s:
-            row = s.get_session(session_id, for_update=True)  # type: ignore[attr-defined]
+            row = s.get_session(session_id, for_update=True)
             if row is None:
                 logger.warning("queued session not found; dropping message", extra={"session_id": session_id})
                 return {"status": "missing"}
             if row["status"] in ("processed", "failed"):
                 return {"status": row["status"], "skipped": True}
-            s.update_session(session_id, status="processing", attempts=row["attempts"] + 1)  # type: ignore[attr-defined]
+            s.update_session(session_id, status="processing", attempts=row["attempts"] + 1)
         try:
             outcome = self._extract_and_write(tenant_id, session_id, row)
         except PermanentFailure as exc:
@@ -67,17 +67,19 @@ class ExtractionWorker:
             return {"status": "failed", "reason": str(exc)}
         except Exception as exc:
             if receive_count >= self.max_receive_count:
-                self._fail(tenant_id, session_id, f"gave up after {receive_count} attempts: {type(exc).__name__}")
+                self._fail(
+                    tenant_id, session_id, f"gave up after {receive_count} attempts: {type(exc).__name__}"
+                )
             else:
                 with self.store.tenant(tenant_id) as s:
-                    s.update_session(session_id, status="queued")  # type: ignore[attr-defined]
+                    s.update_session(session_id, status="queued")
             raise
         return outcome
 
     def _fail(self, tenant_id: str, session_id: str, reason: str) -> None:
         logger.warning("session extraction failed", extra={"session_id": session_id, "reason": reason})
         with self.store.tenant(tenant_id) as s:
-            s.update_session(session_id, status="failed", failure_reason=reason[:500])  # type: ignore[attr-defined]
+            s.update_session(session_id, status="failed", failure_reason=reason[:500])
 
     def _extract_and_write(self, tenant_id: str, session_id: str, row: dict[str, Any]) -> dict[str, Any]:
         if self.objects is None:
@@ -97,8 +99,9 @@ class ExtractionWorker:
         except ExtractionFailed as exc:
             raise PermanentFailure(f"extractor output rejected: {exc}") from exc
 
-        principal = Principal(sub=f"extractor:{self.extractor.name}", tenant_id=tenant_id,
-                              roles=frozenset({Role.AGENT}))
+        principal = Principal(
+            sub=f"extractor:{self.extractor.name}", tenant_id=tenant_id, roles=frozenset({Role.AGENT})
+        )
         counts: Counter[str] = Counter()
         memory_ids: list[str] = []
         candidates = list(result.candidates) + ([result.summary] if result.summary else [])
@@ -109,18 +112,33 @@ class ExtractionWorker:
             if decision.memory is not None and decision.decision is not Decision.REJECTED:
                 memory_ids.append(decision.memory.id)
         counts["not_stored"] = len(result.skipped)
-        outcome = {k: counts.get(k, 0) for k in
-                   ("admitted", "pending_approval", "contested", "quarantined", "rejected", "duplicate", "not_stored")}
+        outcome = {
+            k: counts.get(k, 0)
+            for k in (
+                "admitted",
+                "pending_approval",
+                "contested",
+                "quarantined",
+                "rejected",
+                "duplicate",
+                "not_stored",
+            )
+        }
         with self.store.tenant(tenant_id) as s:
-            s.update_session(  # type: ignore[attr-defined]
-                session_id, status="processed", outcome=outcome, memory_ids=sorted(set(memory_ids)),
+            s.update_session(
+                session_id,
+                status="processed",
+                outcome=outcome,
+                memory_ids=sorted(set(memory_ids)),
                 extractor=f"{self.extractor.name}/{self.extractor.version}",
             )
         logger.info("session processed", extra={"session_id": session_id, **outcome})
         return {"status": "processed", **outcome}
 
     @staticmethod
-    def _to_write(transcript: Transcript, row: dict[str, Any], cand: CandidateMemory, index: int) -> MemoryWrite:
+    def _to_write(
+        transcript: Transcript, row: dict[str, Any], cand: CandidateMemory, index: int
+    ) -> MemoryWrite:
         occurred: datetime = transcript.occurred_at
         return MemoryWrite(
             subject_id=transcript.subject_id,
@@ -129,7 +147,9 @@ class ExtractionWorker:
             slot=cand.slot,
             content=cand.content,
             value=cand.value,
-            source=Source(kind=cand.source_kind, system="session", reference=transcript.session_id, span=cand.span),
+            source=Source(
+                kind=cand.source_kind, system="session", reference=transcript.session_id, span=cand.span
+            ),
             ticket_id=transcript.ticket_id,
             session_id=transcript.session_id,
             effective_at=occurred,

@@ -69,7 +69,9 @@ class LifecycleService:
         self.clock = clock
         self.batch_size = batch_size
 
-    def purge(self, *, dry_run: bool = False, consolidate: bool = True, tenants: list[str] | None = None) -> PurgeReport:
+    def purge(
+        self, *, dry_run: bool = False, consolidate: bool = True, tenants: list[str] | None = None
+    ) -> PurgeReport:
         report = PurgeReport(dry_run=dry_run)
         for tenant in tenants or list(self.store.tenants()):
             report.tenants.append(tenant)
@@ -90,8 +92,8 @@ class LifecycleService:
         candidate_cutoff = now - timedelta(days=CANDIDATE_MAX_AGE_DAYS)
         if dry_run:
             with self.store.tenant(tenant) as s:
-                counts = s.count_purgeable(now, archive_cutoff, candidate_cutoff)  # type: ignore[attr-defined]
-                report.overdue_erasures += len(s.overdue_erasures(now))  # type: ignore[attr-defined]
+                counts = s.count_purgeable(now, archive_cutoff, candidate_cutoff)
+                report.overdue_erasures += len(s.overdue_erasures(now))
             report.expired += counts["expire"]
             report.deleted += counts["delete"]
             report.held += counts["held"]
@@ -101,17 +103,25 @@ class LifecycleService:
                 t0 = time.perf_counter()
                 with self.store.tenant(tenant) as s:
                     if step == "expire":
-                        rows = s.expire_batch(now, self.batch_size, candidate_cutoff)  # type: ignore[attr-defined]
+                        rows = s.expire_batch(now, self.batch_size, candidate_cutoff)
                         event = EventType.EXPIRED
                     else:
-                        rows = s.hard_delete_batch(archive_cutoff, self.batch_size)  # type: ignore[attr-defined]
+                        rows = s.hard_delete_batch(archive_cutoff, self.batch_size)
                         event = EventType.DELETED
                     if rows:
-                        s.append_events([
-                            NewEvent(event.value, "lifecycle", r["id"], r["subject_id"], f"ttl_{step}",
-                                     {"content_hash": r["content_hash"]})
-                            for r in rows
-                        ])
+                        s.append_events(
+                            [
+                                NewEvent(
+                                    event.value,
+                                    "lifecycle",
+                                    r["id"],
+                                    r["subject_id"],
+                                    f"ttl_{step}",
+                                    {"content_hash": r["content_hash"]},
+                                )
+                                for r in rows
+                            ]
+                        )
                 report.batches += 1
                 report.longest_batch_ms = max(report.longest_batch_ms, (time.perf_counter() - t0) * 1000)
                 if step == "expire":
@@ -121,8 +131,8 @@ class LifecycleService:
                 if len(rows) < self.batch_size:
                     break
         with self.store.tenant(tenant) as s:
-            report.held += s.count_purgeable(now, archive_cutoff, candidate_cutoff)["held"]  # type: ignore[attr-defined]
-            report.overdue_erasures += len(s.overdue_erasures(now))  # type: ignore[attr-defined]
+            report.held += s.count_purgeable(now, archive_cutoff, candidate_cutoff)["held"]
+            report.overdue_erasures += len(s.overdue_erasures(now))
         report.transcripts_deleted += self._expire_transcripts(tenant, now)
 
     def _expire_transcripts(self, tenant: str, now: datetime) -> int:
@@ -130,12 +140,12 @@ class LifecycleService:
             return 0
         cutoff = now - timedelta(days=self.transcript_ttl_days)
         with self.store.tenant(tenant) as s:
-            old = s.delete_old_sessions(cutoff)  # type: ignore[attr-defined]
+            old = s.delete_old_sessions(cutoff)
         for row in old:
             self.objects.delete(row["transcript_key"])
         if old:
             with self.store.tenant(tenant) as s:
-                s.clear_transcript_keys([r["session_id"] for r in old])  # type: ignore[attr-defined]
+                s.clear_transcript_keys([r["session_id"] for r in old])
         return len(old)
 
     def consolidate(self, tenant: str, report: PurgeReport) -> None:
@@ -143,9 +153,12 @@ class LifecycleService:
         now = self.clock()
         policy = self.policies.for_tenant(tenant)
         with self.store.tenant(tenant) as s:
-            groups = s.duplicate_groups(500)  # type: ignore[attr-defined]
-            pairs = (s.near_duplicate_pairs(policy.near_duplicate_similarity, 500)  # type: ignore[attr-defined]
-                     if policy.near_duplicate_similarity <= 1.0 else [])
+            groups = s.duplicate_groups(500)
+            pairs = (
+                s.near_duplicate_pairs(policy.near_duplicate_similarity, 500)
+                if policy.near_duplicate_similarity <= 1.0
+                else []
+            )
             merges: dict[str, set[str]] = defaultdict(set)
             for g in groups:
                 merges[g["ids"][0]].update(g["ids"][1:])
@@ -155,11 +168,22 @@ class LifecycleService:
                     merges[p["keep"]].add(p["merge"])
                     merged_away.add(p["merge"])
             for keep, others in merges.items():
-                s.merge_into(keep, sorted(others), now)  # type: ignore[attr-defined]
-                s.append_events([NewEvent(EventType.SUPERSEDED.value, "lifecycle", o, None, "consolidated",
-                                          {"superseded_by": keep}) for o in sorted(others)])
+                s.merge_into(keep, sorted(others), now)
+                s.append_events(
+                    [
+                        NewEvent(
+                            EventType.SUPERSEDED.value,
+                            "lifecycle",
+                            o,
+                            None,
+                            "consolidated",
+                            {"superseded_by": keep},
+                        )
+                        for o in sorted(others)
+                    ]
+                )
                 report.merged += len(others)
-            observations = s.observations(5000)  # type: ignore[attr-defined]
+            observations = s.observations(5000)
             by_subject: dict[str, list[dict[str, Any]]] = defaultdict(list)
             for o in observations:
                 by_subject[o["subject_id"]].append(o)
@@ -168,40 +192,74 @@ class LifecycleService:
                     sources = {
                         (x["session_id"] or x["id"])
                         for x in obs
-                        if x["id"] != o["id"] and _cosine(o["embedding"], x["embedding"]) >= CORROBORATION_SIMILARITY
+                        if x["id"] != o["id"]
+                        and _cosine(o["embedding"], x["embedding"]) >= CORROBORATION_SIMILARITY
                     }
                     own = o["session_id"] or o["id"]
                     independent = sources - {own}
                     if len(independent) + 1 >= CORROBORATION_SOURCES:
-                        s.promote_observation(o["id"], sorted(independent))  # type: ignore[attr-defined]
-                        s.append_events([NewEvent(EventType.UPDATED.value, "lifecycle", o["id"], subject,
-                                                  "corroborated_observation_promoted_to_review",
-                                                  {"corroborating_sources": len(independent)})])
+                        s.promote_observation(o["id"], sorted(independent))
+                        s.append_events(
+                            [
+                                NewEvent(
+                                    EventType.UPDATED.value,
+                                    "lifecycle",
+                                    o["id"],
+                                    subject,
+                                    "corroborated_observation_promoted_to_review",
+                                    {"corroborating_sources": len(independent)},
+                                )
+                            ]
+                        )
                         report.promoted += 1
                     else:
-                        s.demote_observation(o["id"])  # type: ignore[attr-defined]
+                        s.demote_observation(o["id"])
                         report.demoted += 1
 
     # -- legal hold ----------------------------------------------------------------
-    def set_subject_hold(self, principal: Principal, subject_id: str, *, hold: bool, reason: str) -> dict[str, Any]:
+    def set_subject_hold(
+        self, principal: Principal, subject_id: str, *, hold: bool, reason: str
+    ) -> dict[str, Any]:
         require_mutation(principal, Role.PRIVACY_OFFICER, action="set legal holds")
         with self.store.tenant(principal.tenant_id) as s:
             if hold:
-                s.set_subject_hold(subject_id, reason, principal.sub)  # type: ignore[attr-defined]
+                s.set_subject_hold(subject_id, reason, principal.sub)
             else:
-                s.clear_subject_hold(subject_id)  # type: ignore[attr-defined]
-            s.append_events([NewEvent(EventType.UPDATED.value, principal.sub, None, subject_id,
-                                      "legal_hold_set" if hold else "legal_hold_cleared", {"reason": reason})])
+                s.clear_subject_hold(subject_id)
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.UPDATED.value,
+                        principal.sub,
+                        None,
+                        subject_id,
+                        "legal_hold_set" if hold else "legal_hold_cleared",
+                        {"reason": reason},
+                    )
+                ]
+            )
         return {"subject_id": subject_id, "legal_hold": hold}
 
-    def set_record_hold(self, principal: Principal, memory_id: str, *, hold: bool, reason: str) -> dict[str, Any]:
+    def set_record_hold(
+        self, principal: Principal, memory_id: str, *, hold: bool, reason: str
+    ) -> dict[str, Any]:
         require_mutation(principal, Role.PRIVACY_OFFICER, action="set legal holds")
         with self.store.tenant(principal.tenant_id) as s:
-            row = s.set_record_hold(memory_id, hold)  # type: ignore[attr-defined]
+            row = s.set_record_hold(memory_id, hold)
             if row is None:
                 raise NotFound(f"memory {memory_id} not found")
-            s.append_events([NewEvent(EventType.UPDATED.value, principal.sub, memory_id, row["subject_id"],
-                                      "legal_hold_set" if hold else "legal_hold_cleared", {"reason": reason})])
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.UPDATED.value,
+                        principal.sub,
+                        memory_id,
+                        row["subject_id"],
+                        "legal_hold_set" if hold else "legal_hold_cleared",
+                        {"reason": reason},
+                    )
+                ]
+            )
         return {"memory_id": memory_id, "legal_hold": hold}
 
 

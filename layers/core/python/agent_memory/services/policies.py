@@ -35,7 +35,9 @@ class PolicyRegistry:
             self._cache[tenant_id] = (now, resolved)
         return resolved
 
-    def set(self, tenant_id: str, profile_name: str, overrides: dict[str, Any] | None = None) -> PolicyProfile:
+    def set(
+        self, tenant_id: str, profile_name: str, overrides: dict[str, Any] | None = None
+    ) -> PolicyProfile:
         resolved = _resolve(profile_name, overrides or {})  # validates before storing
         with self.store.tenant(tenant_id) as session:
             session.set_tenant_policy(profile_name, overrides or {})

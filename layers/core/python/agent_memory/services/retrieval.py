@@ -22,7 +22,12 @@ from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import MemoryStore, NewEvent
-from agent_memory.ports.system_of_record import LiveValue, SystemOfRecord, SystemOfRecordUnavailable, TicketState
+from agent_memory.ports.system_of_record import (
+    LiveValue,
+    SystemOfRecord,
+    SystemOfRecordUnavailable,
+    TicketState,
+)
 from agent_memory.services.authorization import require_read
 from agent_memory.services.policies import PolicyRegistry
 
@@ -99,7 +104,8 @@ class RetrievalBroker:
         max_tokens = request.max_tokens or policy.retrieval_max_tokens
         if max_tokens > policy.envelope_tokens:
             raise InvalidRequest(
-                f"max_tokens {max_tokens} exceeds the tenant's envelope of {policy.envelope_tokens}", field="max_tokens"
+                f"max_tokens {max_tokens} exceeds the tenant's envelope of {policy.envelope_tokens}",
+                field="max_tokens",
             )
         timings: dict[str, float] = {}
         now = self.clock()
@@ -111,7 +117,7 @@ class RetrievalBroker:
 
         with self.store.tenant(principal.tenant_id) as session:
             t1 = time.perf_counter()
-            rows = session.retrieval_candidates(  # type: ignore[attr-defined]
+            rows = session.retrieval_candidates(
                 subject_id=request.subject_id,
                 query_embedding=query_embedding,
                 query_text=request.query,
@@ -123,24 +129,41 @@ class RetrievalBroker:
             timings["db"] = (time.perf_counter() - t1) * 1000
             result = self._compose(principal, request, policy, rows, top_k, max_tokens, now)
             stale_ids = result.pop("stale_ids")
-            newly_flagged = session.mark_needs_revalidation(stale_ids) if stale_ids else []  # type: ignore[attr-defined]
+            newly_flagged = session.mark_needs_revalidation(stale_ids) if stale_ids else []
             if newly_flagged:
-                session.append_events([
-                    NewEvent(EventType.UPDATED.value, principal.sub, mid, request.subject_id,
-                             "needs_revalidation_contradicts_live_value", {"needs_revalidation": True})
-                    for mid in newly_flagged
-                ])
+                session.append_events(
+                    [
+                        NewEvent(
+                            EventType.UPDATED.value,
+                            principal.sub,
+                            mid,
+                            request.subject_id,
+                            "needs_revalidation_contradicts_live_value",
+                            {"needs_revalidation": True},
+                        )
+                        for mid in newly_flagged
+                    ]
+                )
             returned_ids = [m["id"] for m in result["memories"]]
-            session.log_retrieval(  # type: ignore[attr-defined]
+            session.log_retrieval(
                 subject_id=request.subject_id,
                 actor=principal.sub,
                 memory_ids=returned_ids,
-                payload={"excluded": result["excluded"], "ticket_id": request.ticket_id,
-                         "live_unavailable": result["live_unavailable"], "tokens": result["tokens"]},
+                payload={
+                    "excluded": result["excluded"],
+                    "ticket_id": request.ticket_id,
+                    "live_unavailable": result["live_unavailable"],
+                    "tokens": result["tokens"],
+                },
             )
         timings["total"] = (time.perf_counter() - t0) * 1000
-        return Retrieval(subject_id=request.subject_id, max_tokens=max_tokens, timings_ms=timings,
-                         candidates=len(rows), **result)
+        return Retrieval(
+            subject_id=request.subject_id,
+            max_tokens=max_tokens,
+            timings_ms=timings,
+            candidates=len(rows),
+            **result,
+        )
 
     def _embed(self, query: str) -> np.ndarray | None:
         try:
@@ -196,7 +219,10 @@ class RetrievalBroker:
 
         # One version per slot (the store guarantees it; belt and braces for append-only twins).
         seen_slots: set[str] = set()
-        verified, relevant, supporting, unverified = [], [], [], []
+        verified: list[Candidate] = []
+        relevant: list[Candidate] = []
+        supporting: list[Candidate] = []
+        unverified: list[Candidate] = []
         for c in fresh:
             r = c.record
             if r.slot:
@@ -234,14 +260,17 @@ class RetrievalBroker:
         if floor_tokens > max_tokens:
             raise InvalidRequest(
                 f"max_tokens {max_tokens} is below the mandatory context ({floor_tokens} tokens: delimiters"
-                + (", live ticket state" if ticket else "") + ")",
+                + (", live ticket state" if ticket else "")
+                + ")",
                 field="max_tokens",
             )
         # Priority for the budget: verified facts, then the rest by score; rendering keeps section order.
         sectioned = [(c, "verified_facts") for c in verified]
-        rest = [(c, "relevant") for c in relevant] + [(c, "supporting") for c in supporting] + [
-            (c, "unverified") for c in unverified
-        ]
+        rest = (
+            [(c, "relevant") for c in relevant]
+            + [(c, "supporting") for c in supporting]
+            + [(c, "unverified") for c in unverified]
+        )
         rest.sort(key=lambda cs: (-cs[0].score, cs[0].record.id))
         ordered = sectioned + rest
         lines = [ContextLine(c.record.id, section, render_memory(c.record)) for c, section in ordered]
@@ -252,15 +281,20 @@ class RetrievalBroker:
         memories = [memory_view(c, section) for c, section in ordered if c.record.id in kept]
         section_order = {"verified_facts": 0, "relevant": 1, "supporting": 2, "unverified": 3}
         memories.sort(key=lambda m: section_order[m["section"]])
-        live = [
-            {"field": lv.field, "value": lv.value, "as_of": lv.as_of.isoformat(), "overrides": overrides.get(f, [])}
+        live_view = [
+            {
+                "field": lv.field,
+                "value": lv.value,
+                "as_of": lv.as_of.isoformat(),
+                "overrides": overrides.get(f, []),
+            }
             for f, lv in sorted(live_values.items())
         ]
         return {
             "context": assembled.text,
             "tokens": assembled.tokens,
             "memories": memories,
-            "live": live,
+            "live": live_view,
             "excluded": excluded,
             "live_unavailable": live_unavailable,
             "stale_ids": stale_ids,

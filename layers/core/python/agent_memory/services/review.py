@@ -35,14 +35,18 @@ class ReviewService:
         self.store = store
         self.clock = clock
 
-    def approve(self, principal: Principal, memory_id: str, *, note: str | None, evidence_ref: str | None) -> ReviewResult:
+    def approve(
+        self, principal: Principal, memory_id: str, *, note: str | None, evidence_ref: str | None
+    ) -> ReviewResult:
         """The approved record becomes active as human_verified and supersedes the slot's active record."""
         require_mutation(principal, Role.REVIEWER, action="approve memories")
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
             record = self._reviewable(s, memory_id)
             if record.category == FactCategory.CONTRACT_COMMERCIAL.value and not evidence_ref:
-                raise InvalidRequest("approving a commercial term needs an evidence reference", field="evidence_ref")
+                raise InvalidRequest(
+                    "approving a commercial term needs an evidence reference", field="evidence_ref"
+                )
             superseded: list[str] = []
             version = 1
             supersedes_id = None
@@ -66,13 +70,29 @@ class ReviewService:
                 reasons=[*record.reasons, "approved_by_reviewer"],
             )
             events = [
-                NewEvent(EventType.APPROVED.value, principal.sub, record.id, record.subject_id, "reviewer_approved",
-                         {"evidence_ref": evidence_ref, "note_present": bool(note), "previous_status": record.status,
-                          "superseded": superseded})
+                NewEvent(
+                    EventType.APPROVED.value,
+                    principal.sub,
+                    record.id,
+                    record.subject_id,
+                    "reviewer_approved",
+                    {
+                        "evidence_ref": evidence_ref,
+                        "note_present": bool(note),
+                        "previous_status": record.status,
+                        "superseded": superseded,
+                    },
+                )
             ]
             events += [
-                NewEvent(EventType.SUPERSEDED.value, principal.sub, old, record.subject_id, "superseded_by_approval",
-                         {"superseded_by": record.id})
+                NewEvent(
+                    EventType.SUPERSEDED.value,
+                    principal.sub,
+                    old,
+                    record.subject_id,
+                    "superseded_by_approval",
+                    {"superseded_by": record.id},
+                )
                 for old in superseded
             ]
             s.append_events(events)
@@ -82,11 +102,21 @@ class ReviewService:
         require_mutation(principal, Role.REVIEWER, action="reject memories")
         with self.store.tenant(principal.tenant_id) as s:
             record = self._reviewable(s, memory_id)
-            rejected = s.update_status(record.id, Status.REJECTED.value, reasons=[*record.reasons, "rejected_by_reviewer"])
-            s.append_events([
-                NewEvent(EventType.REJECTED.value, principal.sub, record.id, record.subject_id, "reviewer_rejected",
-                         {"previous_status": record.status, "note_present": bool(note)})
-            ])
+            rejected = s.update_status(
+                record.id, Status.REJECTED.value, reasons=[*record.reasons, "rejected_by_reviewer"]
+            )
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.REJECTED.value,
+                        principal.sub,
+                        record.id,
+                        record.subject_id,
+                        "reviewer_rejected",
+                        {"previous_status": record.status, "note_present": bool(note)},
+                    )
+                ]
+            )
         return ReviewResult(rejected, [])
 
     def reinstate(self, principal: Principal, memory_id: str, *, note: str | None) -> ReviewResult:
@@ -98,7 +128,9 @@ class ReviewService:
             if old is None:
                 raise NotFound(f"memory {memory_id} not found")
             if old.status != Status.SUPERSEDED or not old.slot:
-                raise Conflict(f"only a superseded version of a slot can be reinstated (status is {old.status})")
+                raise Conflict(
+                    f"only a superseded version of a slot can be reinstated (status is {old.status})"
+                )
             s.lock_slot(old.subject_id, old.slot)
             active = s.active_for_slot(old.subject_id, old.slot)
             new = old.model_copy(
@@ -127,15 +159,29 @@ class ReviewService:
                 s.supersede(active.id, new.id, now)
                 superseded.append(active.id)
             s.insert_record(new, None)
-            s.append_events([
-                NewEvent(EventType.REINSTATED.value, principal.sub, new.id, old.subject_id, "reviewer_reinstated",
-                         {"reinstates": old.id, "superseded": superseded, "note_present": bool(note)}),
-                *[
-                    NewEvent(EventType.SUPERSEDED.value, principal.sub, sid, old.subject_id, "superseded_by_reinstatement",
-                             {"superseded_by": new.id})
-                    for sid in superseded
-                ],
-            ])
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.REINSTATED.value,
+                        principal.sub,
+                        new.id,
+                        old.subject_id,
+                        "reviewer_reinstated",
+                        {"reinstates": old.id, "superseded": superseded, "note_present": bool(note)},
+                    ),
+                    *[
+                        NewEvent(
+                            EventType.SUPERSEDED.value,
+                            principal.sub,
+                            sid,
+                            old.subject_id,
+                            "superseded_by_reinstatement",
+                            {"superseded_by": new.id},
+                        )
+                        for sid in superseded
+                    ],
+                ]
+            )
         return ReviewResult(new, superseded)
 
     @staticmethod

@@ -55,7 +55,9 @@ class SessionService:
         require_mutation(principal, Role.AGENT, action="close sessions")
         if self.queue is None or self.objects is None:
             raise Unavailable("the extraction queue is not configured")
-        masked_turns = [{"speaker": t.speaker.value, "text": mask_identifiers(t.text).text} for t in request.turns]
+        masked_turns = [
+            {"speaker": t.speaker.value, "text": mask_identifiers(t.text).text} for t in request.turns
+        ]
         transcript = {
             "session_id": session_id,
             "subject_id": request.subject_id,
@@ -69,29 +71,40 @@ class SessionService:
         digest = request_fingerprint({"subject": request.subject_id, "turns": masked_turns})
         key = transcript_key(principal.tenant_id, request.subject_id, session_id)
         with self.store.tenant(principal.tenant_id) as s:
-            existing = s.get_session(session_id, for_update=True)  # type: ignore[attr-defined]
+            existing = s.get_session(session_id, for_update=True)
             if existing is not None:
                 if existing["subject_id"] != request.subject_id:
                     raise Conflict("session id already belongs to another subject", field="subject_id")
                 if existing["transcript_hash"] != digest:
                     raise Conflict("session was already closed with different turns", field="turns")
                 return {"session_id": session_id, "status": existing["status"]}
-            s.insert_session(  # type: ignore[attr-defined]
-                session_id=session_id, subject_id=request.subject_id, ticket_id=request.ticket_id,
-                channel=request.channel, occurred_at=request.occurred_at, transcript_hash=digest,
-                transcript_key=key, turns=len(masked_turns),
+            s.insert_session(
+                session_id=session_id,
+                subject_id=request.subject_id,
+                ticket_id=request.ticket_id,
+                channel=request.channel,
+                occurred_at=request.occurred_at,
+                transcript_hash=digest,
+                transcript_key=key,
+                turns=len(masked_turns),
             )
             # Inside the transaction: if storing or queueing fails, the close is not recorded and can be retried.
             self.objects.put_json(key, transcript)
-            self.queue.send({"tenant_id": principal.tenant_id, "session_id": session_id,
-                             "subject_id": request.subject_id, "transcript_key": key})
+            self.queue.send(
+                {
+                    "tenant_id": principal.tenant_id,
+                    "session_id": session_id,
+                    "subject_id": request.subject_id,
+                    "transcript_key": key,
+                }
+            )
         logger.info("session queued", extra={"session_id": session_id, "turns": len(masked_turns)})
         return {"session_id": session_id, "status": "queued"}
 
     def status(self, principal: Principal, session_id: str) -> dict[str, Any]:
         require_read(principal, Role.AGENT)
         with self.store.tenant(principal.tenant_id) as s:
-            row = s.get_session(session_id)  # type: ignore[attr-defined]
+            row = s.get_session(session_id)
         if row is None:
             raise NotFound(f"session {session_id} not found")
         outcome = row["outcome"] or {}

@@ -88,7 +88,15 @@ class WriteGateway:
             try:
                 with self.store.tenant(principal.tenant_id) as session:
                     return self._admit(
-                        session, principal, clean, candidate, chash, flags, embedding, fingerprint, now,
+                        session,
+                        principal,
+                        clean,
+                        candidate,
+                        chash,
+                        flags,
+                        embedding,
+                        fingerprint,
+                        now,
                         policy.near_duplicate_similarity,
                     )
             except RetryableConflict:
@@ -101,7 +109,9 @@ class WriteGateway:
         try:
             return self.embedder.embed([content])[0]
         except Exception as exc:  # any embedder failure defers indexing, never loses the write
-            logger.warning("embedding deferred", extra={"embedder": self.embedder.name, "error": type(exc).__name__})
+            logger.warning(
+                "embedding deferred", extra={"embedder": self.embedder.name, "error": type(exc).__name__}
+            )
             return None
 
     def _admit(
@@ -122,7 +132,9 @@ class WriteGateway:
             prior = session.idempotent_reply(key)
             if prior is not None:
                 if prior.fingerprint != fingerprint:
-                    raise Conflict("idempotency_key was already used for a different request", field="idempotency_key")
+                    raise Conflict(
+                        "idempotency_key was already used for a different request", field="idempotency_key"
+                    )
                 return WriteResult.model_validate({**_reply_to_result(prior.response), "replayed": True})
 
         # Shared subject lock: an erasure's purge takes it exclusively, so no write slips past it.
@@ -179,7 +191,9 @@ class WriteGateway:
         # An erased subject leaves no row behind, not even a refusal: only the audit event says it happened.
         erased = ctx.tombstoned or ctx.erasing
         if decision is not Decision.DUPLICATE and not erased:
-            record = self._build_record(principal, clean, candidate, chash, flags, decision, reasons, now, supersedes)
+            record = self._build_record(
+                principal, clean, candidate, chash, flags, decision, reasons, now, supersedes
+            )
             keep_vector = decision in (Decision.ADMITTED, Decision.PENDING_APPROVAL, Decision.CONTESTED) or (
                 decision is Decision.QUARANTINED and candidate.type is MemoryType.OBSERVATION
             )
@@ -187,13 +201,26 @@ class WriteGateway:
                 session.supersede(supersedes.id, record.id, now)
                 superseded.append(supersedes.id)
                 events.append(
-                    NewEvent(EventType.SUPERSEDED.value, principal.sub, supersedes.id, clean.subject_id,
-                             "superseded_by_newer_version", {"superseded_by": record.id, "slot": candidate.slot})
+                    NewEvent(
+                        EventType.SUPERSEDED.value,
+                        principal.sub,
+                        supersedes.id,
+                        clean.subject_id,
+                        "superseded_by_newer_version",
+                        {"superseded_by": record.id, "slot": candidate.slot},
+                    )
                 )
             session.insert_record(record, embedding if keep_vector else None)
             if Flag.EMBEDDING_PENDING.value in record.flags and keep_vector:
-                events.append(NewEvent(EventType.EMBEDDING_DEFERRED.value, principal.sub, record.id, clean.subject_id,
-                                       "embedder_unavailable"))
+                events.append(
+                    NewEvent(
+                        EventType.EMBEDDING_DEFERRED.value,
+                        principal.sub,
+                        record.id,
+                        clean.subject_id,
+                        "embedder_unavailable",
+                    )
+                )
 
         payload = {
             "decision": decision.value,
@@ -207,21 +234,33 @@ class WriteGateway:
             payload["conflicts_with"] = conflicts_with.id
         events.insert(
             0,
-            NewEvent(_EVENT_FOR_DECISION[decision].value, principal.sub, record.id if record else None,
-                     clean.subject_id, reasons[0] if reasons else decision.value, payload),
+            NewEvent(
+                _EVENT_FOR_DECISION[decision].value,
+                principal.sub,
+                record.id if record else None,
+                clean.subject_id,
+                reasons[0] if reasons else decision.value,
+                payload,
+            ),
         )
         session.append_events(events)
 
         result = WriteResult(decision=decision, reasons=reasons, memory=record, superseded=superseded)
         if key:
             session.save_idempotent_reply(
-                key, IdempotentReply(fingerprint, result.public_view(), 201), record.id if record else None,
+                key,
+                IdempotentReply(fingerprint, result.public_view(), 201),
+                record.id if record else None,
                 clean.subject_id,
             )
         logger.info(
             "memory write decided",
-            extra={"decision": decision.value, "memory_id": record.id if record else None,
-                   "type": candidate.type.value, "reasons": reasons},
+            extra={
+                "decision": decision.value,
+                "memory_id": record.id if record else None,
+                "type": candidate.type.value,
+                "reasons": reasons,
+            },
         )
         return result
 
@@ -268,7 +307,9 @@ class WriteGateway:
             expires_at=candidate.expires_at,
             version=(supersedes.version + 1) if supersedes else 1,
             supersedes_id=supersedes.id if supersedes else None,
-            lineage_keys=sorted(set(clean.lineage_keys) | ({f"session:{clean.session_id}"} if clean.session_id else set())),
+            lineage_keys=sorted(
+                set(clean.lineage_keys) | ({f"session:{clean.session_id}"} if clean.session_id else set())
+            ),
             content_hash=chash,
             embedding_model=self.embedder.name if Flag.EMBEDDING_PENDING.value not in flags else None,
             last_validated_at=now if decision is Decision.ADMITTED else None,
@@ -309,7 +350,12 @@ def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
         kinds += basis.kinds
         confidence_basis = basis.text
     clean = request.model_copy(
-        update={"content": content.text, "value": value, "source": source, "confidence_basis": confidence_basis}
+        update={
+            "content": content.text,
+            "value": value,
+            "source": source,
+            "confidence_basis": confidence_basis,
+        }
     )
     return clean, kinds
 

@@ -55,11 +55,13 @@ class MiniLMOnnxEmbedder:
             raise ConfigurationError("tokenizer file does not match its pinned sha256")
         self.tokenizer = Tokenizer.from_str(tok_bytes.decode())
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a vocabulary token
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(model_path), sess_options=opts, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+        )
         self._lock = threading.Lock()  # tokenizer padding state is shared
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -76,7 +78,8 @@ class MiniLMOnnxEmbedder:
             ids = np.array([encodings[i].ids[:width] for i in idx], dtype=np.int64)
             mask = np.array([encodings[i].attention_mask[:width] for i in idx], dtype=np.int64)
             (hidden,) = self.session.run(
-                ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
             )
             m = mask[..., None].astype(np.float32)
             pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)

@@ -23,7 +23,9 @@ class OpenAIEmbedder:
         self.name = f"openai:{model}"
         self.model = model
         self.dimension = dimensions
-        self.client = OpenAI(api_key=api_key or "unset", base_url=base_url, timeout=timeout_s, max_retries=max_retries)
+        self.client = OpenAI(
+            api_key=api_key or "unset", base_url=base_url, timeout=timeout_s, max_retries=max_retries
+        )
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -37,6 +39,8 @@ class OpenAIEmbedder:
         rows = sorted(resp.data, key=lambda d: d.index)
         out = np.array([r.embedding for r in rows], dtype=np.float32)
         if out.shape != (len(texts), self.dimension):
-            raise EmbeddingUnavailable(f"embedding endpoint returned shape {out.shape}, expected {self.dimension}-d")
+            raise EmbeddingUnavailable(
+                f"embedding endpoint returned shape {out.shape}, expected {self.dimension}-d"
+            )
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.clip(norms, 1e-12, None)

@@ -63,20 +63,31 @@ def load_prompt(version: str = PROMPT_VERSION) -> str:
 class LlmExtractor:
     name = "llm"
 
-    def __init__(self, *, model: str, api_key: str | None, base_url: str | None, timeout_s: float = 20.0,
-                 max_retries: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None,
+        base_url: str | None,
+        timeout_s: float = 20.0,
+        max_retries: int = 2,
+    ) -> None:
         from openai import OpenAI
 
         self.model = model
         self.version = f"{PROMPT_VERSION}:{model}"
         self.prompt = load_prompt()
-        self.client = OpenAI(api_key=api_key or "unset", base_url=base_url, timeout=timeout_s, max_retries=max_retries)
+        self.client = OpenAI(
+            api_key=api_key or "unset", base_url=base_url, timeout=timeout_s, max_retries=max_retries
+        )
 
     def extract(self, transcript: Transcript) -> ExtractionResult:
         import openai
 
-        data = json.dumps([{"turn": i, "speaker": t.speaker.value, "text": t.text}
-                           for i, t in enumerate(transcript.turns)], ensure_ascii=False)
+        data = json.dumps(
+            [{"turn": i, "speaker": t.speaker.value, "text": t.text} for i, t in enumerate(transcript.turns)],
+            ensure_ascii=False,
+        )
         # A transcript cannot close the delimiter: JSON escapes quotes, and we escape '<'.
         data = data.replace("<", "\\u003c")
         try:
@@ -89,10 +100,20 @@ class LlmExtractor:
                 response_format=LlmExtraction,
                 temperature=0,
             )
-        except (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError):
+        except (
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+            openai.RateLimitError,
+            openai.InternalServerError,
+        ):
             raise  # retryable: the queue redelivers
-        except (ValidationError, ValueError, openai.APIStatusError, openai.LengthFinishReasonError,
-                openai.ContentFilterFinishReasonError) as exc:
+        except (
+            ValidationError,
+            ValueError,
+            openai.APIStatusError,
+            openai.LengthFinishReasonError,
+            openai.ContentFilterFinishReasonError,
+        ) as exc:
             raise ExtractionFailed(f"model output rejected: {type(exc).__name__}") from exc
         message = completion.choices[0].message
         parsed = message.parsed
@@ -117,26 +138,34 @@ class LlmExtractor:
                 flags.append("untrusted_instruction")
             mtype = MemoryType(c.type)
             content = c.quote if "untrusted_instruction" in flags else c.content
-            result.candidates.append(CandidateMemory(
-                type=mtype,
-                category=c.category if mtype is MemoryType.FACT else None,
-                slot=c.slot if mtype in (MemoryType.FACT, MemoryType.PREFERENCE) else None,
-                content=mask_identifiers(content).text,
-                span=span,
-                speaker=turn.speaker,
-                source_kind=_source_kind(turn.speaker, mtype),
-                confidence=c.confidence,
-                confidence_basis=f"llm {self.model} with verbatim quote",
-                extractor=self.name,
-                extractor_version=self.version,
-                flags=flags,
-            ))
+            result.candidates.append(
+                CandidateMemory(
+                    type=mtype,
+                    category=c.category if mtype is MemoryType.FACT else None,
+                    slot=c.slot if mtype in (MemoryType.FACT, MemoryType.PREFERENCE) else None,
+                    content=mask_identifiers(content).text,
+                    span=span,
+                    speaker=turn.speaker,
+                    source_kind=_source_kind(turn.speaker, mtype),
+                    confidence=c.confidence,
+                    confidence_basis=f"llm {self.model} with verbatim quote",
+                    extractor=self.name,
+                    extractor_version=self.version,
+                    flags=flags,
+                )
+            )
         summary = mask_identifiers(parsed.summary.strip()).text[:EPISODE_SUMMARY_MAX_CHARS]
         if summary:
             result.summary = CandidateMemory(
-                type=MemoryType.EPISODE, content=summary, span=SourceSpan(turn=0, start=0, end=len(transcript.turns[0].text)),
-                speaker=Speaker.SYSTEM, source_kind=Authority.CUSTOMER_CONFIRMED, confidence=0.7,
-                confidence_basis="llm session summary", extractor=self.name, extractor_version=self.version,
+                type=MemoryType.EPISODE,
+                content=summary,
+                span=SourceSpan(turn=0, start=0, end=len(transcript.turns[0].text)),
+                speaker=Speaker.SYSTEM,
+                source_kind=Authority.CUSTOMER_CONFIRMED,
+                confidence=0.7,
+                confidence_basis="llm session summary",
+                extractor=self.name,
+                extractor_version=self.version,
             )
         return result
 

@@ -6,10 +6,11 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
+from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
 from agent_memory.domain.errors import ConfigurationError
@@ -27,11 +28,16 @@ class Database:
     """
 
     def __init__(
-        self, url: str | Callable[[], str], *, app_role: str = "memory_app", min_size: int = 1, max_size: int = 8
+        self,
+        url: str | Callable[[], str],
+        *,
+        app_role: str = "memory_app",
+        min_size: int = 1,
+        max_size: int = 8,
     ) -> None:
         self.url = url
         self.app_role = app_role
-        self.pool = ConnectionPool(
+        self.pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
@@ -44,7 +50,7 @@ class Database:
             name="memory",
         )
 
-    def _configure(self, conn: psycopg.Connection) -> None:
+    def _configure(self, conn: psycopg.Connection[DictRow]) -> None:
         register_vector(conn)
         with conn.cursor() as cur:
             cur.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.app_role)))
@@ -57,15 +63,14 @@ class Database:
         self.pool.close()
 
     @contextmanager
-    def tenant_transaction(self, tenant_id: str) -> Iterator[psycopg.Connection]:
+    def tenant_transaction(self, tenant_id: str) -> Iterator[psycopg.Connection[DictRow]]:
         """One transaction in which row-level security sees only `tenant_id`."""
-        with self.pool.connection() as conn:
-            with conn.transaction():
-                conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant_id,))
-                yield conn
+        with self.pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant_id,))
+            yield conn
 
     @contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection]:
+    def transaction(self) -> Iterator[psycopg.Connection[DictRow]]:
         """A transaction with no tenant: tenant tables look empty (RLS)."""
         with self.pool.connection() as conn, conn.transaction():
             yield conn
@@ -142,7 +147,7 @@ def check_embedding_dimension(stored: int, configured: int) -> None:
         )
 
 
-def stored_embedding_dimension(conn: psycopg.Connection) -> int | None:
+def stored_embedding_dimension(conn: psycopg.Connection[Any]) -> int | None:
     row = conn.execute("SELECT value FROM deployment_settings WHERE key = 'embedding_dim'").fetchone()
     if row is None:
         return None

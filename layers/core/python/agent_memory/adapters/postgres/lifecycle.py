@@ -12,13 +12,14 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 RETRIEVABLE = ("active", "pending_approval", "contested")
 
 
 class LifecycleQueries:
-    conn: psycopg.Connection
+    conn: psycopg.Connection[DictRow]
     tenant_id: str
 
     # -- purge -----------------------------------------------------------------
@@ -65,7 +66,9 @@ class LifecycleQueries:
             {"t": self.tenant_id, "cut": cutoff, "lim": limit},
         ).fetchall()
 
-    def count_purgeable(self, now: datetime, archive_cutoff: datetime, candidate_cutoff: datetime) -> dict[str, int]:
+    def count_purgeable(
+        self, now: datetime, archive_cutoff: datetime, candidate_cutoff: datetime
+    ) -> dict[str, int]:
         row = self.conn.execute(
             """
             SELECT
@@ -85,6 +88,7 @@ class LifecycleQueries:
             """,
             {"t": self.tenant_id, "now": now, "arch": archive_cutoff, "cand": candidate_cutoff},
         ).fetchone()
+        assert row is not None
         return {"expire": row["expire"], "delete": row["delete"], "held": row["held"]}
 
     def delete_old_sessions(self, cutoff: datetime) -> list[dict[str, Any]]:
@@ -95,8 +99,10 @@ class LifecycleQueries:
         ).fetchall()
 
     def clear_transcript_keys(self, session_ids: Sequence[str]) -> None:
-        self.conn.execute("UPDATE sessions SET transcript_key = NULL WHERE tenant_id = %s AND session_id = ANY(%s)",
-                          (self.tenant_id, list(session_ids)))
+        self.conn.execute(
+            "UPDATE sessions SET transcript_key = NULL WHERE tenant_id = %s AND session_id = ANY(%s)",
+            (self.tenant_id, list(session_ids)),
+        )
 
     # -- legal hold ----------------------------------------------------------------
     def set_subject_hold(self, subject_id: str, reason: str, actor: str) -> None:
@@ -119,7 +125,8 @@ class LifecycleQueries:
     def subject_on_hold(self, subject_id: str) -> bool:
         return (
             self.conn.execute(
-                "SELECT 1 FROM subject_holds WHERE tenant_id = %s AND subject_id = %s", (self.tenant_id, subject_id)
+                "SELECT 1 FROM subject_holds WHERE tenant_id = %s AND subject_id = %s",
+                (self.tenant_id, subject_id),
             ).fetchone()
             is not None
         )
@@ -166,8 +173,10 @@ class LifecycleQueries:
         ).fetchall()
 
     def set_embedding_only(self, memory_id: str, embedding: Any) -> None:
-        self.conn.execute("UPDATE memory_records SET embedding = %s WHERE tenant_id = %s AND id = %s",
-                          (embedding, self.tenant_id, memory_id))
+        self.conn.execute(
+            "UPDATE memory_records SET embedding = %s WHERE tenant_id = %s AND id = %s",
+            (embedding, self.tenant_id, memory_id),
+        )
 
     def merge_into(self, keep_id: str, merge_ids: Sequence[str], now: datetime) -> None:
         """Fold duplicates into the canonical record: provenance kept, lineage unioned,
@@ -249,7 +258,9 @@ class LifecycleQueries:
             (self.tenant_id, subject_id),
         ).fetchone()
 
-    _ERASURE_FIELDS = frozenset({"status", "steps", "lineage_keys", "receipt", "failure_reason", "completed_at"})
+    _ERASURE_FIELDS = frozenset(
+        {"status", "steps", "lineage_keys", "receipt", "failure_reason", "completed_at"}
+    )
 
     def update_erasure(self, erasure_id: str, **fields: Any) -> None:
         unknown = set(fields) - self._ERASURE_FIELDS
@@ -284,14 +295,19 @@ class LifecycleQueries:
                  FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s""",
             {"t": self.tenant_id, "s": subject_id},
         ).fetchone()
+        assert row is not None
         return dict(row)
 
-    def tombstone_subject(self, subject_id: str, erasure_id: str, hashes: Sequence[str],
-                          lineage_keys: Sequence[str]) -> int:
-        rows = [(self.tenant_id, subject_id, h, None, erasure_id) for h in hashes]
+    def tombstone_subject(
+        self, subject_id: str, erasure_id: str, hashes: Sequence[str], lineage_keys: Sequence[str]
+    ) -> int:
+        rows: list[tuple[str, str, str | None, str | None, str]] = [
+            (self.tenant_id, subject_id, h, None, erasure_id) for h in hashes
+        ]
         rows += [(self.tenant_id, subject_id, None, k, erasure_id) for k in lineage_keys]
-        self.conn.execute("DELETE FROM tombstones WHERE tenant_id = %s AND erasure_id = %s",
-                          (self.tenant_id, erasure_id))  # idempotent re-run
+        self.conn.execute(
+            "DELETE FROM tombstones WHERE tenant_id = %s AND erasure_id = %s", (self.tenant_id, erasure_id)
+        )  # idempotent re-run
         with self.conn.cursor() as cur:
             cur.executemany(
                 "INSERT INTO tombstones (tenant_id, subject_id, content_hash, lineage_key, erasure_id)"
@@ -347,4 +363,5 @@ class LifecycleQueries:
                  (SELECT count(*) FROM sessions WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS sessions""",
             {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)},
         ).fetchone()
+        assert row is not None
         return dict(row)

@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.database import Database
 from agent_memory.adapters.postgres.lifecycle import LifecycleQueries
-from agent_memory.domain.enums import Authority, Sensitivity
 from agent_memory.domain.audit import event_hash_fields
+from agent_memory.domain.enums import Authority, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
 from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
 from agent_memory.ports.store import AdmissionContext, IdempotentReply, NewEvent, RetryableConflict
@@ -37,7 +38,7 @@ def row_to_record(row: dict[str, Any]) -> MemoryRecord:
 class PostgresTenantSession(LifecycleQueries):
     """One tenant-scoped transaction (see Database.tenant_transaction)."""
 
-    def __init__(self, conn: psycopg.Connection, tenant_id: str) -> None:
+    def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
         self.conn = conn
         self.tenant_id = tenant_id
 
@@ -57,7 +58,13 @@ class PostgresTenantSession(LifecycleQueries):
 
     # -- admission -------------------------------------------------------------
     def admission_context(
-        self, *, subject_id: str, memory_type: str, slot: str | None, content_hash: str, lineage_keys: Sequence[str]
+        self,
+        *,
+        subject_id: str,
+        memory_type: str,
+        slot: str | None,
+        content_hash: str,
+        lineage_keys: Sequence[str],
     ) -> AdmissionContext:
         row = self.conn.execute(
             """
@@ -79,12 +86,26 @@ class PostgresTenantSession(LifecycleQueries):
         active = self.get_record(row["active_id"]) if row["active_id"] else None
         duplicate = None
         if row["duplicate_id"]:
-            duplicate = active if active and active.id == row["duplicate_id"] else self.get_record(row["duplicate_id"])
-        return AdmissionContext(active=active, duplicate=duplicate, tombstoned=bool(row["tombstoned"]),
-                                erasing=bool(row["erasing"]))
+            duplicate = (
+                active
+                if active and active.id == row["duplicate_id"]
+                else self.get_record(row["duplicate_id"])
+            )
+        return AdmissionContext(
+            active=active,
+            duplicate=duplicate,
+            tombstoned=bool(row["tombstoned"]),
+            erasing=bool(row["erasing"]),
+        )
 
     def near_duplicate(
-        self, *, subject_id: str, memory_type: str, slot: str | None, embedding: np.ndarray, min_similarity: float
+        self,
+        *,
+        subject_id: str,
+        memory_type: str,
+        slot: str | None,
+        embedding: np.ndarray,
+        min_similarity: float,
     ) -> MemoryRecord | None:
         if min_similarity > 1.0:
             return None
@@ -131,8 +152,20 @@ class PostgresTenantSession(LifecycleQueries):
 
     _UPDATABLE = frozenset(
         {
-            "authority", "verified_by", "verified_at", "evidence_ref", "reasons", "version", "supersedes_id",
-            "last_validated_at", "needs_revalidation", "legal_hold", "expires_at", "content", "value", "flags",
+            "authority",
+            "verified_by",
+            "verified_at",
+            "evidence_ref",
+            "reasons",
+            "version",
+            "supersedes_id",
+            "last_validated_at",
+            "needs_revalidation",
+            "legal_hold",
+            "expires_at",
+            "content",
+            "value",
+            "flags",
         }
     )
 
@@ -152,7 +185,8 @@ class PostgresTenantSession(LifecycleQueries):
             sets.append(f"{k} = %({k})s")
             params[k] = v
         row = self.conn.execute(
-            f"UPDATE memory_records SET {', '.join(sets)} WHERE id = %(id)s RETURNING {RECORD_COLUMNS}", params
+            f"UPDATE memory_records SET {', '.join(sets)} WHERE id = %(id)s RETURNING {RECORD_COLUMNS}",
+            params,
         ).fetchone()
         if row is None:
             raise LookupError(memory_id)
@@ -220,8 +254,12 @@ class PostgresTenantSession(LifecycleQueries):
                  WHERE tenant_id = %(t)s AND status IN ('pending_approval', 'contested')
                    AND (%(bc)s::timestamptz IS NULL OR (created_at, id) < (%(bc)s, %(bi)s))
                  ORDER BY created_at DESC, id DESC LIMIT %(lim)s""",
-            {"t": self.tenant_id, "bc": before[0] if before else None, "bi": before[1] if before else None,
-             "lim": limit},
+            {
+                "t": self.tenant_id,
+                "bc": before[0] if before else None,
+                "bi": before[1] if before else None,
+                "lim": limit,
+            },
         ).fetchall()
         return [row_to_record(r) for r in rows]
 
@@ -300,7 +338,9 @@ class PostgresTenantSession(LifecycleQueries):
         ).fetchall()
         return [(row_to_record(r), r["similarity"], float(r["lexical"] or 0.0)) for r in rows]
 
-    def log_retrieval(self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]) -> str:
+    def log_retrieval(
+        self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
+    ) -> str:
         log_id = new_id("acc")
         self.conn.execute(
             """INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)
@@ -317,8 +357,9 @@ class PostgresTenantSession(LifecycleQueries):
         ).fetchall()
 
     def delete_retrieval_logs(self, ids: Sequence[str]) -> None:
-        self.conn.execute("DELETE FROM retrieval_log WHERE tenant_id = %s AND id = ANY(%s)",
-                          (self.tenant_id, list(ids)))
+        self.conn.execute(
+            "DELETE FROM retrieval_log WHERE tenant_id = %s AND id = ANY(%s)", (self.tenant_id, list(ids))
+        )
 
     def mark_needs_revalidation(self, memory_ids: Sequence[str]) -> list[str]:
         rows = self.conn.execute(
@@ -332,7 +373,8 @@ class PostgresTenantSession(LifecycleQueries):
     def get_session(self, session_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
         lock = " FOR UPDATE" if for_update else ""
         return self.conn.execute(
-            f"SELECT * FROM sessions WHERE tenant_id = %s AND session_id = %s{lock}", (self.tenant_id, session_id)
+            f"SELECT * FROM sessions WHERE tenant_id = %s AND session_id = %s{lock}",
+            (self.tenant_id, session_id),
         ).fetchone()
 
     def insert_session(self, **fields: Any) -> None:
@@ -344,7 +386,9 @@ class PostgresTenantSession(LifecycleQueries):
             {"tenant_id": self.tenant_id, **fields},
         )
 
-    _SESSION_FIELDS = frozenset({"status", "attempts", "outcome", "memory_ids", "failure_reason", "extractor"})
+    _SESSION_FIELDS = frozenset(
+        {"status", "attempts", "outcome", "memory_ids", "failure_reason", "extractor"}
+    )
 
     def update_session(self, session_id: str, **fields: Any) -> None:
         unknown = set(fields) - self._SESSION_FIELDS
@@ -366,7 +410,9 @@ class PostgresTenantSession(LifecycleQueries):
             "SELECT seq, hash FROM audit_chain_heads WHERE tenant_id = %s FOR UPDATE", (self.tenant_id,)
         ).fetchone()
         if head is None:
-            self.conn.execute("INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING", (self.tenant_id,))
+            self.conn.execute(
+                "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING", (self.tenant_id,)
+            )
             self.conn.execute(
                 "INSERT INTO audit_chain_heads (tenant_id, seq, hash) VALUES (%s, 0, %s) ON CONFLICT DO NOTHING",
                 (self.tenant_id, GENESIS_HASH),
@@ -403,18 +449,37 @@ class PostgresTenantSession(LifecycleQueries):
                                               payload, created_at, prev_hash, hash)
                    VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
                 [
-                    (e.tenant_id, e.seq, e.id, e.event_type, e.memory_id, e.subject_id, e.actor, e.reason,
-                     Jsonb(e.payload), e.created_at, e.prev_hash, e.hash)
+                    (
+                        e.tenant_id,
+                        e.seq,
+                        e.id,
+                        e.event_type,
+                        e.memory_id,
+                        e.subject_id,
+                        e.actor,
+                        e.reason,
+                        Jsonb(e.payload),
+                        e.created_at,
+                        e.prev_hash,
+                        e.hash,
+                    )
                     for e in out
                 ],
             )
         self.conn.execute(
-            "UPDATE audit_chain_heads SET seq = %s, hash = %s WHERE tenant_id = %s", (seq, prev, self.tenant_id)
+            "UPDATE audit_chain_heads SET seq = %s, hash = %s WHERE tenant_id = %s",
+            (seq, prev, self.tenant_id),
         )
         return out
 
     def audit_events(
-        self, *, subject_id: str | None, memory_id: str | None, since: datetime | None, after_seq: int | None, limit: int
+        self,
+        *,
+        subject_id: str | None,
+        memory_id: str | None,
+        since: datetime | None,
+        after_seq: int | None,
+        limit: int,
     ) -> list[AuditEvent]:
         rows = self.conn.execute(
             """SELECT tenant_id, seq, id, event_type, memory_id, subject_id, actor, reason, payload, created_at,
@@ -426,8 +491,14 @@ class PostgresTenantSession(LifecycleQueries):
                   AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
                   AND seq > %(after)s
                 ORDER BY seq LIMIT %(lim)s""",
-            {"t": self.tenant_id, "s": subject_id, "m": memory_id, "since": since, "after": after_seq or 0,
-             "lim": limit},
+            {
+                "t": self.tenant_id,
+                "s": subject_id,
+                "m": memory_id,
+                "since": since,
+                "after": after_seq or 0,
+                "lim": limit,
+            },
         ).fetchall()
         return [AuditEvent.model_validate(r) for r in rows]
 
@@ -447,7 +518,15 @@ class PostgresTenantSession(LifecycleQueries):
         self.conn.execute(
             """INSERT INTO idempotency_keys (tenant_id, key, fingerprint, status, response, memory_id, subject_id)
                VALUES (%s, %s, %s, %s, %s, %s, %s)""",
-            (self.tenant_id, key, reply.fingerprint, reply.status, Jsonb(reply.response), memory_id, subject_id),
+            (
+                self.tenant_id,
+                key,
+                reply.fingerprint,
+                reply.status,
+                Jsonb(reply.response),
+                memory_id,
+                subject_id,
+            ),
         )
 
     def tenant_policy(self) -> tuple[str, dict[str, Any]] | None:
@@ -480,8 +559,11 @@ class PostgresStore:
         try:
             with self.db.tenant_transaction(tenant_id) as conn:
                 yield PostgresTenantSession(conn, tenant_id)
-        except (psycopg.errors.UniqueViolation, psycopg.errors.SerializationFailure,
-                psycopg.errors.DeadlockDetected) as exc:
+        except (
+            psycopg.errors.UniqueViolation,
+            psycopg.errors.SerializationFailure,
+            psycopg.errors.DeadlockDetected,
+        ) as exc:
             raise RetryableConflict(type(exc).__name__) from exc
 
     def ping(self) -> bool:

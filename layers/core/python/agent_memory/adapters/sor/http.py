@@ -21,15 +21,18 @@ from agent_memory.ports.system_of_record import LiveValue, SystemOfRecordUnavail
 class HttpSystemOfRecord:
     name = "http"
 
-    def __init__(self, base_url: str, *, timeout_s: float = 0.5, cache_seconds: float = 60.0,
-                 token: str | None = None) -> None:
+    def __init__(
+        self, base_url: str, *, timeout_s: float = 0.5, cache_seconds: float = 60.0, token: str | None = None
+    ) -> None:
+        if not base_url.startswith(("https://", "http://")):
+            raise ValueError("the system-of-record URL must be http(s)")
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
         self.token = token
         self.cache: TtlCache[tuple[str, str, str], Any] = TtlCache(cache_seconds)
 
     def _get(self, path: str) -> Any | None:
-        req = urllib.request.Request(self.base_url + path, headers={"Accept": "application/json"})
+        req = urllib.request.Request(self.base_url + path, headers={"Accept": "application/json"})  # noqa: S310 - scheme checked in __init__
         if self.token:
             req.add_header("Authorization", f"Bearer {self.token}")
         try:

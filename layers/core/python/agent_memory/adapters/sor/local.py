@@ -56,7 +56,14 @@ class LocalSystemOfRecord:
                    VALUES (%s, %s, %s, %s, %s, %s, %s)
                    ON CONFLICT (tenant_id, ticket_id) DO UPDATE SET status = EXCLUDED.status,
                      priority = EXCLUDED.priority, owner = EXCLUDED.owner, updated_at = EXCLUDED.updated_at""",
-                (tenant_id, ticket.ticket_id, subject_id, ticket.status, ticket.priority, ticket.owner,
-                 ticket.updated_at),
+                (
+                    tenant_id,
+                    ticket.ticket_id,
+                    subject_id,
+                    ticket.status,
+                    ticket.priority,
+                    ticket.owner,
+                    ticket.updated_at,
+                ),
             )
         self.cache.invalidate(lambda k: k[1] == tenant_id)
