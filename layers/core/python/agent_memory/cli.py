@@ -75,10 +75,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     print(f"  data folder: {settings.resolved_data_dir}", flush=True)
     print("  a token:     uv run memory token --tenant acme --sub me --roles agent,reviewer", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    def stop_serving(*_: object) -> None:  # SIGTERM/SIGINT: leave serve_forever, then clean up below
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop_serving)
+    signal.signal(signal.SIGINT, stop_serving)
     try:
         server.serve_forever()
-    except KeyboardInterrupt:
         print("stopping", flush=True)
     finally:
         stop.set()

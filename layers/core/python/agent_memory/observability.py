@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
@@ -18,6 +19,9 @@ os.environ.setdefault(
 )
 
 # stderr: in Lambda both streams reach CloudWatch; locally stdout stays clean for JSON output.
+# Handlers that emit no metric on a given call (health, a 4xx) are normal, not worth a warning per call.
+warnings.filterwarnings("ignore", message="No application metrics to publish")
+
 logger = Logger(service=SERVICE, stream=sys.stderr)
 metrics = Metrics(namespace=os.environ["POWERTOOLS_METRICS_NAMESPACE"], service=SERVICE)
 tracer = Tracer(service=SERVICE)

@@ -48,7 +48,15 @@ def _database_bench(name: str) -> Any:
     return run
 
 
+def _floor(argv: list[str]) -> int:
+    from agent_memory.bench.floor import main
+
+    print(json.dumps(main(argv), indent=2))
+    return 0
+
+
 BENCHES = {
+    "floor": _floor,
     "longmemeval": _longmemeval,
     "extraction": _extraction,
     "write": _database_bench("write"),

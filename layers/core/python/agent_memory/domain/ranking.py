@@ -29,9 +29,9 @@ HALF_LIFE_DAYS: dict[MemoryType, float | None] = {
 # The MiniLM floor is calibrated in docs/benchmarks.md ("similarity floor").
 SIMILARITY_FLOORS: dict[str, float] = {
     "openai:text-embedding-3-small": 0.78,
-    "local-minilm-onnx": 0.30,
+    "local-minilm-onnx": 0.15,
 }
-DEFAULT_FLOOR = 0.30
+DEFAULT_FLOOR = 0.15
 
 
 @dataclass

@@ -32,6 +32,9 @@ def start_local_aws(*, region: str, max_receive_count: int, visibility_timeout_s
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "local")
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's request log is noise here
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     wsgi = server._server  # moto exposes no public accessor for an ephemeral port
