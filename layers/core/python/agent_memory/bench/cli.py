@@ -55,7 +55,15 @@ def _floor(argv: list[str]) -> int:
     return 0
 
 
+def _sessions(argv: list[str]) -> int:
+    from agent_memory.bench.sessions import main
+
+    print(json.dumps(main(argv), indent=2))
+    return 0
+
+
 BENCHES = {
+    "sessions": _sessions,
     "floor": _floor,
     "longmemeval": _longmemeval,
     "extraction": _extraction,

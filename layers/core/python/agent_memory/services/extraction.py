@@ -105,9 +105,8 @@ class ExtractionWorker:
         counts: Counter[str] = Counter()
         memory_ids: list[str] = []
         candidates = list(result.candidates) + ([result.summary] if result.summary else [])
-        for index, cand in enumerate(candidates):
-            write = self._to_write(transcript, row, cand, index)
-            decision = self.gateway.write(principal, write)
+        writes = [self._to_write(transcript, row, cand, index) for index, cand in enumerate(candidates)]
+        for decision in self.gateway.write_many(principal, writes):
             counts[decision.decision.value] += 1
             if decision.memory is not None and decision.decision is not Decision.REJECTED:
                 memory_ids.append(decision.memory.id)

@@ -15,7 +15,7 @@ import numpy as np
 
 from agent_memory.domain.admission import Classified, classify, resolve_conflict
 from agent_memory.domain.enums import DECISION_STATUS, Decision, EventType, Flag, MemoryType, Role
-from agent_memory.domain.errors import Conflict, PayloadTooLarge
+from agent_memory.domain.errors import Conflict, DomainError, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import (
@@ -74,11 +74,7 @@ class WriteGateway:
         chash = content_hash(clean.subject_id, candidate.type.value, candidate.slot, clean.content)
 
         flags = list(candidate.flags)
-        # Quarantined observations keep a vector too: consolidation looks for corroboration by similarity.
-        wants_vector = candidate.final is None or (
-            candidate.final is Decision.QUARANTINED and candidate.type is MemoryType.OBSERVATION
-        )
-        if wants_vector and embedding is None:
+        if _wants_vector(candidate) and embedding is None:
             embedding = self._embed(clean.content)
             if embedding is None:
                 flags.append(Flag.EMBEDDING_PENDING.value)
@@ -104,6 +100,29 @@ class WriteGateway:
                     raise
                 logger.info("write retried after a concurrent conflict", extra={"attempt": attempt})
         raise AssertionError("unreachable")
+
+    def write_many(self, principal: Principal, requests: list[MemoryWrite]) -> list[WriteResult]:
+        """Write several candidates, embedding all of them in one batch first (an extracted session,
+        a bulk load). Each is still admitted on its own, in its own transaction."""
+        policy = self.policies.for_tenant(principal.tenant_id)
+        now = self.clock()
+        texts: list[str] = []
+        for request in requests:
+            try:
+                clean, candidate = prepare(request, policy, now)
+            except DomainError:
+                texts.append("")  # write() raises the same error for it below
+                continue
+            texts.append(clean.content if _wants_vector(candidate) else "")
+        wanted = [i for i, t in enumerate(texts) if t]
+        vectors: dict[int, np.ndarray] = {}
+        if wanted:
+            try:
+                batch = self.embedder.embed([texts[i] for i in wanted])
+                vectors = {i: batch[j] for j, i in enumerate(wanted)}
+            except Exception as exc:  # the per-write path will retry and defer as usual
+                logger.warning("batch embedding failed", extra={"error": type(exc).__name__})
+        return [self.write(principal, r, embedding=vectors.get(i)) for i, r in enumerate(requests)]
 
     def _embed(self, content: str) -> np.ndarray | None:
         try:
@@ -323,6 +342,13 @@ def prepare(request: MemoryWrite, policy: PolicyProfile, now: datetime) -> tuple
     signals = screening.signals + (("caller_flag",) if "untrusted_instruction" in clean.flags else ())
     candidate = classify(clean, policy=policy, now=now, masked_kinds=masked_kinds, injection_signals=signals)
     return clean, candidate
+
+
+def _wants_vector(candidate: Classified) -> bool:
+    """Admissible candidates get a vector; so do quarantined observations (corroboration is by similarity)."""
+    return candidate.final is None or (
+        candidate.final is Decision.QUARANTINED and candidate.type is MemoryType.OBSERVATION
+    )
 
 
 def _confirms_with_more_authority(candidate: Classified, existing: MemoryRecord) -> bool:
