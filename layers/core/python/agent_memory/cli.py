@@ -75,6 +75,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     print(f"  data folder: {settings.resolved_data_dir}", flush=True)
     print("  a token:     uv run memory token --tenant acme --sub me --roles agent,reviewer", flush=True)
+
     def stop_serving(*_: object) -> None:  # SIGTERM/SIGINT: leave serve_forever, then clean up below
         threading.Thread(target=server.shutdown, daemon=True).start()
 

@@ -31,8 +31,12 @@ def run(data: str, *, limit: int | None, floors: list[float]) -> dict[str, Any]:
         if limit is not None and n >= limit:
             break
         n += 1
-        turns = [(t["content"][:MAX_CONTENT_CHARS], bool(t.get("has_answer")))
-                 for s in q["haystack_sessions"] for t in s if t["role"] == "user" and t["content"].strip()]
+        turns = [
+            (t["content"][:MAX_CONTENT_CHARS], bool(t.get("has_answer")))
+            for s in q["haystack_sessions"]
+            for t in s
+            if t["role"] == "user" and t["content"].strip()
+        ]
         vecs = embedder.embed([q["question"]] + [t for t, _ in turns])
         sims = vecs[1:] @ vecs[0]
         g = [float(s) for s, (_, is_gold) in zip(sims, turns, strict=True) if is_gold]

@@ -29,9 +29,12 @@ def run(data: str, *, rounds: int, data_dir: str | None) -> dict[str, Any]:
     from agent_memory.local.worker import QueuePoller
 
     aws = start_local_aws(region="us-east-1", max_receive_count=3)
-    settings = Settings(data_dir=Path(data_dir or tempfile.mkdtemp(prefix="bench-sessions-")),
-                        aws_endpoint_url=aws.endpoint_url, extraction_queue_url=aws.queue_url,
-                        transcripts_bucket=aws.bucket)
+    settings = Settings(
+        data_dir=Path(data_dir or tempfile.mkdtemp(prefix="bench-sessions-")),
+        aws_endpoint_url=aws.endpoint_url,
+        extraction_queue_url=aws.queue_url,
+        transcripts_bucket=aws.bucket,
+    )
     container = build_container(settings)
     set_container(container)
     transcripts = [json.loads(line) for line in Path(data).read_text().splitlines() if line.strip()]
@@ -40,9 +43,18 @@ def run(data: str, *, rounds: int, data_dir: str | None) -> dict[str, Any]:
     n = 0
     for r in range(rounds):
         for t in transcripts:
-            container.sessions.close(agent, f"{t['id']}-r{r}", CloseSessionRequest.model_validate({
-                "subject_id": f"{t['domain']}-{t['id']}-r{r}", "channel": t.get("channel"),
-                "occurred_at": "2026-10-02T15:00:00Z", "turns": t["turns"]}))
+            container.sessions.close(
+                agent,
+                f"{t['id']}-r{r}",
+                CloseSessionRequest.model_validate(
+                    {
+                        "subject_id": f"{t['domain']}-{t['id']}-r{r}",
+                        "channel": t.get("channel"),
+                        "occurred_at": "2026-10-02T15:00:00Z",
+                        "turns": t["turns"],
+                    }
+                ),
+            )
             n += 1
     close_s = time.perf_counter() - t0
     poller = QueuePoller(aws.queue_url, endpoint_url=aws.endpoint_url, region="us-east-1")

@@ -1,19 +1,34 @@
 """Ranking of retrieval candidates (POLICY.md, Retrieval): relevance first, then
 authority, verification, confidence and recency decay by type.
 
-Pure: the broker gives it what the database found (cosine similarity and a
-full-text rank per candidate) and gets back scored, ordered candidates.
+Relevance is a normalised fusion of a dense signal (the better of the memory's
+own vector and its best sentence's vector) and BM25 over the candidates'
+stemmed lexemes (PostgreSQL's `english` tsvector, so no stemming here). Inside
+the returned head, a newer memory about the same thing as an older one moves
+above it: for a question whose answer changed, the newest version wins.
+What each choice bought on LongMemEval is in docs/benchmarks.md.
+
+Pure: the broker gives it what the database found and gets back ordered candidates.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+
+import numpy as np
 
 from agent_memory.domain.enums import Authority, MemoryType
 from agent_memory.domain.records import MemoryRecord
 
-RRF_K = 60
+W_LEXICAL = 0.3  # weight of normalised BM25 against normalised dense similarity
+BM25_K1, BM25_B = 1.2, 0.75
+SUPERSEDE_SIMILARITY = 0.3  # two memories this similar are "about the same thing"
+SUPERSEDE_MARGIN = 0.3  # ...and the newer may pass the older when within this much score
 # Half-lives in days: episodes and sentiment fade, verified facts do not.
 HALF_LIFE_DAYS: dict[MemoryType, float | None] = {
     MemoryType.FACT: None,
@@ -24,26 +39,46 @@ HALF_LIFE_DAYS: dict[MemoryType, float | None] = {
     MemoryType.SENTIMENT: 60.0,
     MemoryType.OBSERVATION: 30.0,
 }
+RECENCY_WEIGHT = 0.1  # at most 10% of a score: age breaks near-ties, it does not outvote relevance
 
 # Similarity floors per embedding model (POLICY.md: 0.78 for text-embedding-3-small).
-# The MiniLM floor is calibrated in docs/benchmarks.md ("similarity floor").
+# MiniLM's floor is calibrated in docs/benchmarks.md (`memory bench floor`).
 SIMILARITY_FLOORS: dict[str, float] = {
     "openai:text-embedding-3-small": 0.78,
     "local-minilm-onnx": 0.15,
 }
 DEFAULT_FLOOR = 0.15
 
+# Question filler that carries no topic ("how many weeks ago did I mention..."), as english stems.
+QUERY_FILLER = frozenset(
+    ["mani", "much", "long", "often", "ago", "current", "recent", "first", "last", "total", "number", "time", "day", "week", "month", "year", "remind", "mention", "tell", "know"]
+)
+_TSV_ITEM = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
+
 
 @dataclass
 class Candidate:
     record: MemoryRecord
-    similarity: float | None  # cosine, None when the record has no embedding yet
+    similarity: float | None  # cosine of the memory's vector; None without a vector yet
     lexical: float  # ts_rank_cd, 0 when no term matched
-    vector_rank: int | None = None
-    lexical_rank: int | None = None
+    sentence_similarity: float | None = None
+    embedding: np.ndarray | None = None
+    tokens: list[str] = field(default_factory=list)
     relevance: float = 0.0
     score: float = 0.0
-    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def dense(self) -> float | None:
+        values = [v for v in (self.similarity, self.sentence_similarity) if v is not None]
+        return max(values) if values else None
+
+
+def tokens_from_tsvector(text: str) -> list[str]:
+    """Lexemes repeated once per position, from `tsvector::text` ("'bake':3 'cake':1,4")."""
+    out: list[str] = []
+    for lexeme, positions in _TSV_ITEM.findall(text or ""):
+        out.extend([lexeme.replace("''", "'")] * (positions.count(",") + 1 if positions else 1))
+    return out
 
 
 def similarity_floor(embedding_model: str) -> float:
@@ -55,33 +90,90 @@ def recency_weight(memory_type: MemoryType, effective_at: datetime, now: datetim
     if half_life is None:
         return 1.0
     age_days = max(0.0, (now - effective_at).total_seconds() / 86400.0)
-    return 0.5 ** (age_days / half_life)
+    return float(0.5 ** (age_days / half_life))
 
 
-def rank_candidates(candidates: list[Candidate], now: datetime) -> list[Candidate]:
-    """Fuse vector and lexical ranks (reciprocal rank fusion), then weigh trust and age."""
-    by_vec = sorted(
-        (c for c in candidates if c.similarity is not None),
-        key=lambda c: (-(c.similarity or 0.0), c.record.id),
-    )
-    for i, c in enumerate(by_vec):
-        c.vector_rank = i + 1
-    by_lex = sorted((c for c in candidates if c.lexical > 0), key=lambda c: (-c.lexical, c.record.id))
-    for i, c in enumerate(by_lex):
-        c.lexical_rank = i + 1
-    best = 2.0 / (RRF_K + 1)
-    for c in candidates:
-        fused = sum(1.0 / (RRF_K + r) for r in (c.vector_rank, c.lexical_rank) if r is not None)
-        c.relevance = fused / best  # 1.0 = first in both lists
+def bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> np.ndarray:
+    """Okapi BM25 of the query against each doc, document frequencies from the docs themselves."""
+    n = len(docs)
+    scores = np.zeros(n)
+    terms = list(dict.fromkeys(query))
+    if not n or not terms:
+        return scores
+    wanted = set(terms)
+    tfs = [Counter(t for t in d if t in wanted) for d in docs]
+    df: Counter[str] = Counter()
+    for tf in tfs:
+        df.update(tf.keys())
+    lengths = np.array([len(d) for d in docs], dtype=float)
+    avg = float(lengths.mean()) or 1.0
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    for i, tf in enumerate(tfs):
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[i] / avg)
+        scores[i] = sum(idf[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in tf.items())
+    return scores
+
+
+def _minmax(x: np.ndarray) -> np.ndarray:
+    if x.size == 0:
+        return x
+    lo, hi = float(x.min()), float(x.max())
+    return np.zeros_like(x) if hi - lo < 1e-12 else (x - lo) / (hi - lo)
+
+
+def rank_candidates(
+    candidates: list[Candidate], now: datetime, *, query_tokens: Sequence[str] = (), head: int = 10
+) -> list[Candidate]:
+    """Score and order the candidates; the first `head` get the newest-version reorder."""
+    if not candidates:
+        return []
+    dense = np.array([c.dense if c.dense is not None else 0.0 for c in candidates])
+    topical = [t for t in query_tokens if t not in QUERY_FILLER] or list(query_tokens)
+    if topical and any(c.tokens for c in candidates):
+        lexical = bm25(topical, [c.tokens for c in candidates])
+    else:
+        lexical = np.array([c.lexical for c in candidates])
+    fused = W_LEXICAL * _minmax(lexical) + (1 - W_LEXICAL) * _minmax(dense)
+    for c, f in zip(candidates, fused, strict=True):
         r = c.record
+        c.relevance = float(f)
         trust = 0.85 + 0.03 * r.authority.rank  # 0.85 (inference) .. 1.0 (system of record)
         verified = 1.05 if r.authority in (Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED) else 1.0
         confidence = 0.8 + 0.2 * r.confidence
-        recency = 0.5 + 0.5 * recency_weight(r.type, r.effective_at, now)
+        recency = 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * recency_weight(r.type, r.effective_at, now)
         c.score = c.relevance * trust * verified * confidence * recency
-    return sorted(candidates, key=lambda c: (-c.score, -c.record.effective_at.timestamp(), c.record.id))
+    ordered = sorted(candidates, key=lambda c: (-c.score, -c.record.effective_at.timestamp(), c.record.id))
+    top = _newest_version_first(ordered[:head])
+    result = top + ordered[head:]
+    ceiling = math.inf
+    for c in result:  # keep reported scores monotone after the reorder
+        c.score = min(c.score, ceiling)
+        ceiling = c.score
+    return result
+
+
+def _newest_version_first(head: list[Candidate]) -> list[Candidate]:
+    """Move each memory above the first higher-ranked OLDER memory about the same thing (another
+    session, similar vectors, close in score): what changed later is what is true now."""
+    out: list[Candidate] = []
+    for c in head:
+        position = len(out)
+        for p, other in enumerate(out):
+            if (
+                c.embedding is not None
+                and other.embedding is not None
+                and c.record.effective_at > other.record.effective_at
+                and (c.record.session_id is None or c.record.session_id != other.record.session_id)
+                and c.score >= other.score - SUPERSEDE_MARGIN
+                and float(c.embedding @ other.embedding) >= SUPERSEDE_SIMILARITY
+            ):
+                position = p
+                break
+        out.insert(position, c)
+    return out
 
 
 def is_relevant(c: Candidate, floor: float) -> bool:
     """Hybrid admission: above the model's similarity floor, or a full-text match."""
-    return (c.similarity is not None and c.similarity >= floor) or c.lexical > 0
+    dense = c.dense
+    return (dense is not None and dense >= floor) or c.lexical > 0

@@ -34,6 +34,19 @@ class AdmissionContext:
     erasing: bool = False
 
 
+@dataclass
+class RetrievalRow:
+    """One retrieval candidate as the store found it (similarities exact, within the subject)."""
+
+    record: MemoryRecord
+    similarity: float | None
+    lexical: float
+    sentence_similarity: float | None = None
+    embedding: np.ndarray | None = None
+    lexemes: str = ""  # the row's tsvector as text: stemmed lexemes with positions
+    query_lexemes: list[str] | None = None
+
+
 @dataclass(frozen=True)
 class IdempotentReply:
     fingerprint: str
@@ -65,6 +78,7 @@ class TenantSession(Protocol):
         min_similarity: float,
     ) -> MemoryRecord | None: ...
     def insert_record(self, record: MemoryRecord, embedding: np.ndarray | None) -> None: ...
+    def insert_sentences(self, memory_id: str, subject_id: str, embeddings: np.ndarray) -> None: ...
     def supersede(self, old_id: str, new_id: str, at: datetime) -> None: ...
     def update_status(self, memory_id: str, status: str, **fields: Any) -> MemoryRecord: ...
     def get_record(self, memory_id: str, *, for_update: bool = False) -> MemoryRecord | None: ...
@@ -111,7 +125,7 @@ class TenantSession(Protocol):
         max_sensitivity_rank: int,
         now: datetime,
         per_signal: int,
-    ) -> list[tuple[MemoryRecord, float | None, float]]: ...
+    ) -> list[RetrievalRow]: ...
     def log_retrieval(
         self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
     ) -> str: ...

@@ -17,11 +17,17 @@ from agent_memory.domain.context import ContextLine, assemble, escape_text, mini
 from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge
 from agent_memory.domain.policy import PolicyProfile
-from agent_memory.domain.ranking import Candidate, is_relevant, rank_candidates, similarity_floor
+from agent_memory.domain.ranking import (
+    Candidate,
+    is_relevant,
+    rank_candidates,
+    similarity_floor,
+    tokens_from_tsvector,
+)
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
-from agent_memory.ports.store import MemoryStore, NewEvent
+from agent_memory.ports.store import MemoryStore, NewEvent, RetrievalRow
 from agent_memory.ports.system_of_record import (
     LiveValue,
     SystemOfRecord,
@@ -177,7 +183,7 @@ class RetrievalBroker:
         principal: Principal,
         request: RetrieveRequest,
         policy: PolicyProfile,
-        rows: list[tuple[MemoryRecord, float | None, float]],
+        rows: list[RetrievalRow],
         top_k: int,
         max_tokens: int,
         now: datetime,
@@ -187,7 +193,19 @@ class RetrievalBroker:
         def exclude(reason: str, n: int = 1) -> None:
             excluded[reason] = excluded.get(reason, 0) + n
 
-        ranked = rank_candidates([Candidate(r, sim, lex) for r, sim, lex in rows], now)
+        candidates = [
+            Candidate(
+                row.record,
+                row.similarity,
+                row.lexical,
+                row.sentence_similarity,
+                row.embedding,
+                tokens_from_tsvector(row.lexemes),
+            )
+            for row in rows
+        ]
+        query_tokens = rows[0].query_lexemes or [] if rows else []
+        ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=top_k * 2)
         floor = similarity_floor(self.embedder.name)
 
         # Freshness gate: memories in slots the system of record owns yield to the live value.
@@ -344,7 +362,7 @@ def memory_view(c: Candidate, section: str) -> dict[str, Any]:
         "slot": r.slot,
         "content": r.content,
         "section": section,
-        "similarity": round(c.similarity, 4) if c.similarity is not None else None,
+        "similarity": round(c.dense, 4) if c.dense is not None else None,
         "score": round(c.score, 4),
         "authority": r.authority.value,
         "verified": r.verified,

@@ -30,6 +30,7 @@ from agent_memory.domain.records import (
 )
 from agent_memory.domain.sanitize import mask_identifiers, mask_value
 from agent_memory.domain.screening import screen_for_instructions
+from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import IdempotentReply, MemoryStore, NewEvent, RetryableConflict, TenantSession
@@ -63,9 +64,14 @@ class WriteGateway:
         self.clock = clock
 
     def write(
-        self, principal: Principal, request: MemoryWrite, *, embedding: np.ndarray | None = None
+        self,
+        principal: Principal,
+        request: MemoryWrite,
+        *,
+        embedding: np.ndarray | None = None,
+        sentence_embeddings: np.ndarray | None = None,
     ) -> WriteResult:
-        """Admit, hold or refuse one candidate. `embedding` may be precomputed (bulk loads)."""
+        """Admit, hold or refuse one candidate. Vectors may be precomputed (`write_many`, bulk loads)."""
         require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="write memories")
         require_source_assertion(principal, request.source.kind)
         now = self.clock()
@@ -75,7 +81,7 @@ class WriteGateway:
 
         flags = list(candidate.flags)
         if _wants_vector(candidate) and embedding is None:
-            embedding = self._embed(clean.content)
+            embedding, sentence_embeddings = self._embed(clean.content)
             if embedding is None:
                 flags.append(Flag.EMBEDDING_PENDING.value)
 
@@ -91,6 +97,7 @@ class WriteGateway:
                         chash,
                         flags,
                         embedding,
+                        sentence_embeddings,
                         fingerprint,
                         now,
                         policy.near_duplicate_similarity,
@@ -102,8 +109,8 @@ class WriteGateway:
         raise AssertionError("unreachable")
 
     def write_many(self, principal: Principal, requests: list[MemoryWrite]) -> list[WriteResult]:
-        """Write several candidates, embedding all of them in one batch first (an extracted session,
-        a bulk load). Each is still admitted on its own, in its own transaction."""
+        """Write several candidates, embedding all of them (and their sentences) in one batch first:
+        an extracted session, a bulk load. Each is still admitted on its own, in its own transaction."""
         policy = self.policies.for_tenant(principal.tenant_id)
         now = self.clock()
         texts: list[str] = []
@@ -115,23 +122,35 @@ class WriteGateway:
                 continue
             texts.append(clean.content if _wants_vector(candidate) else "")
         wanted = [i for i, t in enumerate(texts) if t]
-        vectors: dict[int, np.ndarray] = {}
+        vectors: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if wanted:
+            pieces = [[texts[i], *split_sentences(texts[i])] for i in wanted]
             try:
-                batch = self.embedder.embed([texts[i] for i in wanted])
-                vectors = {i: batch[j] for j, i in enumerate(wanted)}
+                batch = self.embedder.embed([p for ps in pieces for p in ps])
             except Exception as exc:  # the per-write path will retry and defer as usual
                 logger.warning("batch embedding failed", extra={"error": type(exc).__name__})
-        return [self.write(principal, r, embedding=vectors.get(i)) for i, r in enumerate(requests)]
+            else:
+                at = 0
+                for i, ps in zip(wanted, pieces, strict=True):
+                    vectors[i] = (batch[at], batch[at + 1 : at + len(ps)])
+                    at += len(ps)
+        results = []
+        for i, request in enumerate(requests):
+            whole, sentences = vectors.get(i, (None, None))
+            results.append(self.write(principal, request, embedding=whole, sentence_embeddings=sentences))
+        return results
 
-    def _embed(self, content: str) -> np.ndarray | None:
+    def _embed(self, content: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The memory's vector and its sentences' vectors, in one call; (None, None) defers indexing."""
+        sentences = split_sentences(content)
         try:
-            return self.embedder.embed([content])[0]
+            vectors = self.embedder.embed([content, *sentences])
         except Exception as exc:  # any embedder failure defers indexing, never loses the write
             logger.warning(
                 "embedding deferred", extra={"embedder": self.embedder.name, "error": type(exc).__name__}
             )
-            return None
+            return None, None
+        return vectors[0], vectors[1:]
 
     def _admit(
         self,
@@ -142,6 +161,7 @@ class WriteGateway:
         chash: str,
         flags: list[str],
         embedding: np.ndarray | None,
+        sentence_embeddings: np.ndarray | None,
         fingerprint: str,
         now: datetime,
         near_duplicate_similarity: float,
@@ -230,6 +250,8 @@ class WriteGateway:
                     )
                 )
             session.insert_record(record, embedding if keep_vector else None)
+            if keep_vector and sentence_embeddings is not None and len(sentence_embeddings):
+                session.insert_sentences(record.id, record.subject_id, sentence_embeddings)
             if Flag.EMBEDDING_PENDING.value in record.flags and keep_vector:
                 events.append(
                     NewEvent(

@@ -121,12 +121,24 @@ def _check_pgvector(conn: psycopg.Connection) -> None:
         raise ConfigurationError(f"pgvector {version} is too old; >= 0.7 is required")
 
 
-def _fix_embedding_dimension(conn: psycopg.Connection, dim: int, model: str) -> None:
-    """The first migrate fixes the vector column's dimension; later starts must match it."""
+VECTOR_COLUMNS = (("memory_records", "embedding"), ("memory_sentences", "embedding"))
+
+
+def _fix_embedding_dimension(conn: psycopg.Connection[Any], dim: int, model: str) -> None:
+    """The first migrate fixes the vector columns' dimension; later starts must match it."""
     row = conn.execute("SELECT value FROM deployment_settings WHERE key = 'embedding_dim'").fetchone()
-    if row is None:
-        with conn.transaction():
-            conn.execute(f"ALTER TABLE memory_records ALTER COLUMN embedding TYPE vector({int(dim)})")
+    if row is not None:
+        check_embedding_dimension(int(row[0]), dim)
+    with conn.transaction():
+        for table, column in VECTOR_COLUMNS:  # columns added by later migrations get the same dimension
+            typed = conn.execute(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+                " WHERE attrelid = %s::regclass AND attname = %s",
+                (table, column),
+            ).fetchone()
+            if typed is not None and typed[0] == "vector":
+                conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE vector({int(dim)})")
+        if row is None:
             conn.execute(
                 "CREATE INDEX IF NOT EXISTS memory_records_embedding_hnsw ON memory_records "
                 "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
@@ -135,8 +147,6 @@ def _fix_embedding_dimension(conn: psycopg.Connection, dim: int, model: str) -> 
                 "INSERT INTO deployment_settings (key, value) VALUES ('embedding_dim', %s), ('embedding_model', %s)",
                 (str(dim), model),
             )
-        return
-    check_embedding_dimension(int(row[0]), dim)
 
 
 def check_embedding_dimension(stored: int, configured: int) -> None:

@@ -25,8 +25,8 @@ class LifecycleQueries:
     # -- purge -----------------------------------------------------------------
     def expire_batch(self, now: datetime, limit: int, candidate_cutoff: datetime) -> list[dict[str, Any]]:
         """Expire records past expires_at (and review candidates older than the cutoff), unless on hold.
-        The embedding goes now; the full-text entry goes with the status (generated column)."""
-        return self.conn.execute(
+        The vectors go now; the full-text entry goes with the status (generated column)."""
+        rows = self.conn.execute(
             """
             WITH doomed AS (
                 SELECT id FROM memory_records r
@@ -48,6 +48,12 @@ class LifecycleQueries:
             """,
             {"t": self.tenant_id, "now": now, "lim": limit, "cut": candidate_cutoff},
         ).fetchall()
+        if rows:
+            self.conn.execute(
+                "DELETE FROM memory_sentences WHERE tenant_id = %s AND memory_id = ANY(%s)",
+                (self.tenant_id, [r["id"] for r in rows]),
+            )
+        return rows
 
     def hard_delete_batch(self, cutoff: datetime, limit: int) -> list[dict[str, Any]]:
         """Delete expired records whose archive window has passed, and contentless rejections."""
@@ -323,6 +329,10 @@ class LifecycleQueries:
                 RETURNING id""",
             (self.tenant_id, subject_id, list(lineage_keys)),
         ).fetchall()
+        self.conn.execute(
+            "DELETE FROM memory_sentences WHERE tenant_id = %s AND (subject_id = %s OR memory_id = ANY(%s))",
+            (self.tenant_id, subject_id, [r["id"] for r in rows]),
+        )
         return len(rows)
 
     def purge_subject_records(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]:
@@ -354,7 +364,9 @@ class LifecycleQueries:
             """SELECT
                  (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS records,
                  (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s
-                    AND (subject_id = %(s)s OR lineage_keys && %(lk)s::text[]) AND embedding IS NOT NULL) AS embeddings,
+                    AND (subject_id = %(s)s OR lineage_keys && %(lk)s::text[]) AND embedding IS NOT NULL)
+                 + (SELECT count(*) FROM memory_sentences WHERE tenant_id = %(t)s AND subject_id = %(s)s)
+                   AS embeddings,
                  (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s
                     AND (subject_id = %(s)s OR lineage_keys && %(lk)s::text[]) AND content_tsv IS NOT NULL) AS fulltext,
                  (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s

@@ -19,7 +19,13 @@ from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.enums import Authority, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
 from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
-from agent_memory.ports.store import AdmissionContext, IdempotentReply, NewEvent, RetryableConflict
+from agent_memory.ports.store import (
+    AdmissionContext,
+    IdempotentReply,
+    NewEvent,
+    RetrievalRow,
+    RetryableConflict,
+)
 
 RECORD_COLUMNS = (
     "id, tenant_id, subject_id, scope, ticket_id, session_id, type, category, slot, content, value, source, "
@@ -141,6 +147,14 @@ class PostgresTenantSession(LifecycleQueries):
             f"INSERT INTO memory_records ({', '.join(cols)}) VALUES ({', '.join('%(' + c + ')s' for c in cols)})",
             d,
         )
+
+    def insert_sentences(self, memory_id: str, subject_id: str, embeddings: np.ndarray) -> None:
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO memory_sentences (tenant_id, memory_id, subject_id, pos, embedding)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                [(self.tenant_id, memory_id, subject_id, i, v) for i, v in enumerate(embeddings)],
+            )
 
     def supersede(self, old_id: str, new_id: str, at: datetime) -> None:
         self.conn.execute(
@@ -292,28 +306,37 @@ class PostgresTenantSession(LifecycleQueries):
         max_sensitivity_rank: int,
         now: datetime,
         per_signal: int,
-    ) -> list[tuple[MemoryRecord, float | None, float]]:
-        """Authorized candidates: active, unexpired, within clearance and the subject, by both signals.
+    ) -> list[RetrievalRow]:
+        """Authorized candidates: active, unexpired, within clearance and the subject, by three signals
+        (whole-memory vector, best sentence vector, full text), plus the subject's verified facts.
 
-        The scan stays inside the (tenant, subject) B-tree range and ranks exactly:
-        per-subject recall never depends on an approximate index.
+        Every scan stays inside the (tenant, subject) B-tree range and ranks exactly: per-subject
+        recall never depends on an approximate index.
         """
         rows = self.conn.execute(
             f"""
-            WITH scoped AS MATERIALIZED (
-                SELECT id,
-                       CASE WHEN %(q)s::vector IS NULL OR embedding IS NULL THEN NULL
-                            ELSE 1 - (embedding <=> %(q)s::vector) END AS similarity,
-                       CASE WHEN numnode(to_tsquery('english', %(tsq)s)) = 0 THEN 0
-                            ELSE ts_rank_cd(content_tsv, to_tsquery('english', %(tsq)s)) END AS lexical
-                  FROM memory_records
-                 WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'active'
-                   AND (expires_at IS NULL OR expires_at > %(now)s)
-                   AND sensitivity_rank <= %(clr)s
-                   AND (%(types)s::text[] IS NULL OR type = ANY(%(types)s))
+            WITH q AS (SELECT to_tsquery('english', %(tsq)s) AS tsq, %(q)s::vector AS vec),
+            scoped AS MATERIALIZED (
+                SELECT r.id,
+                       CASE WHEN q.vec IS NULL OR r.embedding IS NULL THEN NULL
+                            ELSE 1 - (r.embedding <=> q.vec) END AS similarity,
+                       CASE WHEN numnode(q.tsq) = 0 THEN 0 ELSE ts_rank_cd(r.content_tsv, q.tsq) END AS lexical
+                  FROM memory_records r, q
+                 WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
+                   AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
+                   AND r.sensitivity_rank <= %(clr)s
+                   AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s))
+            ),
+            sentences AS MATERIALIZED (
+                SELECT ms.memory_id AS id, max(1 - (ms.embedding <=> q.vec)) AS sentence_similarity
+                  FROM memory_sentences ms, q
+                 WHERE q.vec IS NOT NULL AND ms.tenant_id = %(t)s AND ms.subject_id = %(s)s
+                   AND ms.memory_id IN (SELECT id FROM scoped)
+                 GROUP BY ms.memory_id
             ),
             by_vector AS (SELECT id FROM scoped WHERE similarity IS NOT NULL
                           ORDER BY similarity DESC, id LIMIT %(n)s),
+            by_sentence AS (SELECT id FROM sentences ORDER BY sentence_similarity DESC, id LIMIT %(n)s),
             by_text AS (SELECT id FROM scoped WHERE lexical > 0 ORDER BY lexical DESC, id LIMIT %(n)s),
             pinned AS (SELECT id FROM memory_records
                         WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'active' AND type = 'fact'
@@ -321,22 +344,39 @@ class PostgresTenantSession(LifecycleQueries):
                           AND (expires_at IS NULL OR expires_at > %(now)s) AND sensitivity_rank <= %(clr)s
                           AND (%(types)s::text[] IS NULL OR type = ANY(%(types)s))
                         LIMIT %(n)s)
-            SELECT {", ".join("r." + c for c in _FIELDS)}, s.similarity, s.lexical
+            SELECT {", ".join("r." + c for c in _FIELDS)}, s.similarity, s.lexical, se.sentence_similarity,
+                   r.embedding, r.content_tsv::text AS lexemes,
+                   (SELECT coalesce(array_agg(lexeme), '{{}}') FROM unnest(to_tsvector('english', %(qtext)s)))
+                       AS query_lexemes
               FROM scoped s JOIN memory_records r ON r.id = s.id
-             WHERE s.id IN (SELECT id FROM by_vector UNION SELECT id FROM by_text UNION SELECT id FROM pinned)
+              LEFT JOIN sentences se ON se.id = s.id
+             WHERE s.id IN (SELECT id FROM by_vector UNION SELECT id FROM by_sentence
+                            UNION SELECT id FROM by_text UNION SELECT id FROM pinned)
             """,
             {
                 "t": self.tenant_id,
                 "s": subject_id,
                 "q": query_embedding,
                 "tsq": _or_tsquery(query_text),
+                "qtext": query_text,
                 "now": now,
                 "clr": max_sensitivity_rank,
                 "types": list(types) if types else None,
                 "n": per_signal,
             },
         ).fetchall()
-        return [(row_to_record(r), r["similarity"], float(r["lexical"] or 0.0)) for r in rows]
+        return [
+            RetrievalRow(
+                record=row_to_record(r),
+                similarity=r["similarity"],
+                lexical=float(r["lexical"] or 0.0),
+                sentence_similarity=r["sentence_similarity"],
+                embedding=_as_array(r["embedding"]),
+                lexemes=r["lexemes"] or "",
+                query_lexemes=list(r["query_lexemes"] or []),
+            )
+            for r in rows
+        ]
 
     def log_retrieval(
         self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
@@ -542,6 +582,12 @@ class PostgresTenantSession(LifecycleQueries):
                                                      updated_at = now()""",
             (self.tenant_id, profile, Jsonb(overrides)),
         )
+
+
+def _as_array(v: Any) -> np.ndarray | None:
+    if v is None:
+        return None
+    return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
 
 
 def _or_tsquery(text: str) -> str:
