@@ -47,13 +47,19 @@ def test_unit_vectors_and_near_are_unit_length():
 
 def test_planned_subject_rows_keep_one_active_row_per_slot_and_the_expired_share():
     now = datetime.now(UTC)
-    rows = [r for i in range(200) for r in c.plan_subject_rows(i, 40, random.Random(i), now, expired_share=0.5)]
+    rows = [
+        r for i in range(200) for r in c.plan_subject_rows(i, 40, random.Random(i), now, expired_share=0.5)
+    ]
     assert len(rows) == 8000
-    active_slots = Counter((r["subject_id"], r["slot"]) for r in rows if r["slot"] and r["status"] == "active")
+    active_slots = Counter(
+        (r["subject_id"], r["slot"]) for r in rows if r["slot"] and r["status"] == "active"
+    )
     assert max(active_slots.values()) == 1
     expired = sum(1 for r in rows if r["expires_at"] is not None and r["expires_at"] <= now)
     assert 0.45 < expired / len(rows) < 0.55
-    assert len({r["content"] for r in rows if r["type"] == "episode"}) == sum(r["type"] == "episode" for r in rows)
+    assert len({r["content"] for r in rows if r["type"] == "episode"}) == sum(
+        r["type"] == "episode" for r in rows
+    )
 
 
 def test_copy_rows_match_the_copy_columns():
@@ -89,8 +95,9 @@ def test_write_bench_smoke(tmp_path):
     from agent_memory.bench.write import run_write_bench
 
     try:
-        r = run_write_bench(tmp_path / "w", records=60, subjects=6, concurrent=2, concurrent_records=20,
-                            profile_records=10)
+        r = run_write_bench(
+            tmp_path / "w", records=60, subjects=6, concurrent=2, concurrent_records=20, profile_records=10
+        )
     finally:
         c.stop_server(tmp_path / "w", delete=True)
     assert r["single"]["records"] == 60 and not r["single"]["errors"]
@@ -103,13 +110,30 @@ def test_retrieve_bench_smoke(tmp_path):
     from agent_memory.bench.retrieve import run_retrieve_bench
 
     try:
-        r = run_retrieve_bench(tmp_path / "r", subjects=20, per_subject=10, queries=20, seconds=0.5, clients=(1, 2),
-                               profile=False)
+        r = run_retrieve_bench(
+            tmp_path / "r",
+            subjects=20,
+            per_subject=10,
+            queries=20,
+            seconds=0.5,
+            clients=(1, 2),
+            profile=False,
+        )
     finally:
         c.stop_server(tmp_path / "r", delete=True)
     assert r["records"] == 200
-    for key in ("db_p50_ms", "db_p95_ms", "broker_p95_ms", "embed_p95_ms", "floor_p95_ms", "ratio_to_floor",
-                "qps_1", "qps_2", "p95_ms_2", "qps_2_embed"):
+    for key in (
+        "db_p50_ms",
+        "db_p95_ms",
+        "broker_p95_ms",
+        "embed_p95_ms",
+        "floor_p95_ms",
+        "ratio_to_floor",
+        "qps_1",
+        "qps_2",
+        "p95_ms_2",
+        "qps_2_embed",
+    ):
         assert r[key] == r[key], key  # present and not NaN
     assert r["floor_rows_median"] == 5
 
@@ -119,7 +143,9 @@ def test_lifecycle_bench_smoke(tmp_path):
     from agent_memory.bench.lifecycle import run_lifecycle_bench
 
     try:
-        r = run_lifecycle_bench(tmp_path / "l", records=400, expired=200, erasure_records=50, baseline_seconds=1)
+        r = run_lifecycle_bench(
+            tmp_path / "l", records=400, expired=200, erasure_records=50, baseline_seconds=1
+        )
     finally:
         c.stop_server(tmp_path / "l", delete=True)
     assert r["purge"]["expired"] == r["expired"] > 100

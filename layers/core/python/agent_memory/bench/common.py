@@ -48,8 +48,12 @@ def percentile(values: Sequence[float], q: float) -> float:
 def summarize_ms(seconds: Sequence[float], prefix: str = "") -> dict[str, float]:
     """p50/p95/p99/max in milliseconds from latencies in seconds, rounded to 3 decimals."""
     ms = [s * 1000.0 for s in seconds]
-    out = {f"{prefix}p50_ms": percentile(ms, 50), f"{prefix}p95_ms": percentile(ms, 95),
-           f"{prefix}p99_ms": percentile(ms, 99), f"{prefix}max_ms": max(ms) if ms else float("nan")}
+    out = {
+        f"{prefix}p50_ms": percentile(ms, 50),
+        f"{prefix}p95_ms": percentile(ms, 95),
+        f"{prefix}p99_ms": percentile(ms, 99),
+        f"{prefix}max_ms": max(ms) if ms else float("nan"),
+    }
     return {k: round(v, 3) for k, v in out.items()}
 
 
@@ -64,7 +68,9 @@ def machine_state() -> dict[str, Any]:
     with contextlib.suppress(OSError):
         state["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     with contextlib.suppress(OSError, ValueError):
-        mem = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines() if ":" in line)
+        mem = dict(
+            line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines() if ":" in line
+        )
         state["mem_available_gib"] = round(int(mem["MemAvailable"].split()[0]) / 2**20, 1)
     return state
 
@@ -116,41 +122,117 @@ def pg_cpu_seconds(data_dir: Path | None) -> float:
 
 
 # --------------------------------------------------------------------------- synthetic content
-PEOPLE = ["Ana Ruiz", "Ben Okafor", "Chloe Martin", "Dev Patel", "Elena Rossi", "Farid Haddad", "Grace Liu",
-          "Hugo Weber", "Ines Costa", "Jon Berg", "Kira Novak", "Leo Schmidt", "Maya Cohen", "Nils Larsen",
-          "Olga Ivanova", "Pedro Alves", "Quinn Baker", "Rosa Diaz", "Sam Taylor", "Tara Singh"]
-ROLES = ["CFO", "IT director", "procurement lead", "head of support", "CTO", "operations manager",
-         "security officer", "finance analyst", "project sponsor", "office manager"]
-TOPICS = ["the annual renewal", "invoice discrepancies", "SSO rollout", "data export", "API rate limits",
-          "onboarding new staff", "the mobile app crash", "report scheduling", "a billing address change",
-          "the Q3 roadmap", "a security questionnaire", "migrating from the legacy CRM", "email deliverability",
-          "training sessions", "the dashboard performance", "GDPR data requests", "a contract amendment",
-          "webhook failures", "user provisioning", "the Salesforce integration"]
-DETAILS = ["they were frustrated by slow responses", "they asked for a written summary",
-           "the issue affects their EU team", "they want a fix before month end", "they compared us to a competitor",
-           "the workaround is acceptable for now", "they plan to add two departments",
-           "legal needs to review the wording", "the previous agent promised a callback",
-           "they praised the quick turnaround", "budget approval is pending", "they escalated internally",
-           "it only happens on Mondays", "they need it in Spanish too", "their auditor asked about retention"]
-ACTIONS = ["send the revised quote", "schedule a follow-up call", "open an engineering ticket",
-           "share the export guide", "loop in the account manager", "confirm the new billing contact",
-           "book a training slot", "check the webhook logs", "send the security whitepaper", "close the ticket"]
+PEOPLE = [
+    "Ana Ruiz",
+    "Ben Okafor",
+    "Chloe Martin",
+    "Dev Patel",
+    "Elena Rossi",
+    "Farid Haddad",
+    "Grace Liu",
+    "Hugo Weber",
+    "Ines Costa",
+    "Jon Berg",
+    "Kira Novak",
+    "Leo Schmidt",
+    "Maya Cohen",
+    "Nils Larsen",
+    "Olga Ivanova",
+    "Pedro Alves",
+    "Quinn Baker",
+    "Rosa Diaz",
+    "Sam Taylor",
+    "Tara Singh",
+]
+ROLES = [
+    "CFO",
+    "IT director",
+    "procurement lead",
+    "head of support",
+    "CTO",
+    "operations manager",
+    "security officer",
+    "finance analyst",
+    "project sponsor",
+    "office manager",
+]
+TOPICS = [
+    "the annual renewal",
+    "invoice discrepancies",
+    "SSO rollout",
+    "data export",
+    "API rate limits",
+    "onboarding new staff",
+    "the mobile app crash",
+    "report scheduling",
+    "a billing address change",
+    "the Q3 roadmap",
+    "a security questionnaire",
+    "migrating from the legacy CRM",
+    "email deliverability",
+    "training sessions",
+    "the dashboard performance",
+    "GDPR data requests",
+    "a contract amendment",
+    "webhook failures",
+    "user provisioning",
+    "the Salesforce integration",
+]
+DETAILS = [
+    "they were frustrated by slow responses",
+    "they asked for a written summary",
+    "the issue affects their EU team",
+    "they want a fix before month end",
+    "they compared us to a competitor",
+    "the workaround is acceptable for now",
+    "they plan to add two departments",
+    "legal needs to review the wording",
+    "the previous agent promised a callback",
+    "they praised the quick turnaround",
+    "budget approval is pending",
+    "they escalated internally",
+    "it only happens on Mondays",
+    "they need it in Spanish too",
+    "their auditor asked about retention",
+]
+ACTIONS = [
+    "send the revised quote",
+    "schedule a follow-up call",
+    "open an engineering ticket",
+    "share the export guide",
+    "loop in the account manager",
+    "confirm the new billing contact",
+    "book a training slot",
+    "check the webhook logs",
+    "send the security whitepaper",
+    "close the ticket",
+]
 CHANNELS = ["email", "phone", "Slack", "the customer portal", "SMS", "video calls"]
 TIMES = ["mornings", "afternoons", "Tuesdays", "after 4pm", "before noon", "Fridays"]
 LANGS = ["English", "Spanish", "German", "French", "Portuguese", "Italian"]
 STACKS = ["Okta SSO", "Azure AD", "Google Workspace", "Salesforce", "HubSpot", "SAP", "Zendesk", "Jira"]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 QUERIES = [
-    "How should we contact them about the renewal?", "What did the customer say about invoices last time?",
-    "Who is the main stakeholder for the SSO project?", "Any open issues with the mobile app?",
-    "What language does the customer prefer?", "What did we promise on the last call?",
-    "Is there anything about data export or GDPR requests?", "Which identity provider do they use?",
-    "Summarize recent frustrations and escalations", "When do they prefer meetings?",
-    "What is the status of the webhook failures?", "Did they ask for a written summary?",
-    "Who handles procurement and budget approval?", "What integrations do they rely on?",
-    "Was there a billing address change?", "Any feedback on training sessions?",
-    "What did the CFO say about the contract amendment?", "Are they comparing us with a competitor?",
-    "What follow-up actions are pending?", "How did the dashboard performance issue end?",
+    "How should we contact them about the renewal?",
+    "What did the customer say about invoices last time?",
+    "Who is the main stakeholder for the SSO project?",
+    "Any open issues with the mobile app?",
+    "What language does the customer prefer?",
+    "What did we promise on the last call?",
+    "Is there anything about data export or GDPR requests?",
+    "Which identity provider do they use?",
+    "Summarize recent frustrations and escalations",
+    "When do they prefer meetings?",
+    "What is the status of the webhook failures?",
+    "Did they ask for a written summary?",
+    "Who handles procurement and budget approval?",
+    "What integrations do they rely on?",
+    "Was there a billing address change?",
+    "Any feedback on training sessions?",
+    "What did the CFO say about the contract amendment?",
+    "Are they comparing us with a competitor?",
+    "What follow-up actions are pending?",
+    "How did the dashboard performance issue end?",
 ]
 
 SLOTS: list[tuple[str, MemoryType, str | None]] = [
@@ -188,7 +270,10 @@ def episode_content(rng: random.Random, serial: int) -> tuple[str, str]:
     """A support/CS episode and its meaning key (the part an embedding cares about);
     `serial` makes the text distinct (dedupe must not short-circuit)."""
     gist = f"discussed {rng.choice(TOPICS)}; {rng.choice(DETAILS)}. Next step: {rng.choice(ACTIONS)}."
-    return f"{rng.choice(WEEKDAYS)} call #{serial} with {rng.choice(PEOPLE)} ({rng.choice(ROLES)}): {gist}", gist
+    return (
+        f"{rng.choice(WEEKDAYS)} call #{serial} with {rng.choice(PEOPLE)} ({rng.choice(ROLES)}): {gist}",
+        gist,
+    )
 
 
 def slot_gist(slot: str) -> str:
@@ -230,15 +315,26 @@ def quiet_logs() -> None:
         logger.setLevel("WARNING")
 
 
-def build(data_dir: Path | None = None, *, database_url: str | None = None, embedder: Any = None,
-          pool_max_size: int = 8, migrate: bool = True, policy: str = "crm") -> Any:
+def build(
+    data_dir: Path | None = None,
+    *,
+    database_url: str | None = None,
+    embedder: Any = None,
+    pool_max_size: int = 8,
+    migrate: bool = True,
+    policy: str = "crm",
+) -> Any:
     """A container on the embedded PostgreSQL in `data_dir` (or `database_url`)."""
     quiet_logs()
     from agent_memory.bootstrap import build_container
     from agent_memory.config import Settings
 
-    kwargs: dict[str, Any] = {"pool_max_size": pool_max_size, "pool_min_size": 1, "migrate_on_start": migrate,
-                              "default_policy": policy}
+    kwargs: dict[str, Any] = {
+        "pool_max_size": pool_max_size,
+        "pool_min_size": 1,
+        "migrate_on_start": migrate,
+        "default_policy": policy,
+    }
     if data_dir is not None:
         kwargs["data_dir"] = Path(data_dir)
     if database_url is not None:
@@ -265,8 +361,12 @@ def owner_url(container: Any) -> str:
 def principal(tenant: str = TENANT, *roles: Role, clearance: Sensitivity = Sensitivity.CONFIDENTIAL) -> Any:
     from agent_memory.domain.records import Principal
 
-    return Principal(sub="bench", tenant_id=tenant, roles=frozenset(roles or (Role.AGENT, Role.INTEGRATION)),
-                     clearance=clearance)
+    return Principal(
+        sub="bench",
+        tenant_id=tenant,
+        roles=frozenset(roles or (Role.AGENT, Role.INTEGRATION)),
+        clearance=clearance,
+    )
 
 
 def reset_data_dir(data_dir: Path) -> None:
@@ -318,7 +418,9 @@ class SqlProfile:
 
     @staticmethod
     def label(query: Any) -> str:
-        text = query if isinstance(query, str) else str(getattr(query, "as_string", lambda _c=None: query)(None))
+        text = (
+            query if isinstance(query, str) else str(getattr(query, "as_string", lambda _c=None: query)(None))
+        )
         words = " ".join(text.split())
         if words.startswith("WITH"):
             return words[:70]
@@ -376,8 +478,12 @@ class SqlProfile:
         """Top statements by time, in ms per operation and share of the measured wall time."""
         rows = sorted(self.stats.items(), key=lambda kv: -kv[1].seconds)
         return [
-            {"sql": k, "calls_per_op": round(v.calls / per, 2), "ms_per_op": round(v.seconds / per * 1000, 3),
-             "share_pct": round(100 * v.seconds / total_s, 1) if total_s else None}
+            {
+                "sql": k,
+                "calls_per_op": round(v.calls / per, 2),
+                "ms_per_op": round(v.seconds / per * 1000, 3),
+                "share_pct": round(100 * v.seconds / total_s, 1) if total_s else None,
+            }
             for k, v in rows[:14]
         ]
 
@@ -398,7 +504,9 @@ def cprofile_top(fn: Any, n: int = 18) -> tuple[Any, list[dict[str, Any]]]:
     rows = []
     for (file, line, func), (_cc, nc, tt, ct, _callers) in st.stats.items():  # type: ignore[attr-defined]
         short = file.split("site-packages/")[-1].split("python/agent_memory/")[-1]
-        rows.append({"fn": f"{short}:{line}({func})", "calls": nc, "self_s": round(tt, 3), "cum_s": round(ct, 3)})
+        rows.append(
+            {"fn": f"{short}:{line}({func})", "calls": nc, "self_s": round(tt, 3), "cum_s": round(ct, 3)}
+        )
     rows.sort(key=lambda r: -r["cum_s"])
     top_self = sorted(rows, key=lambda r: -r["self_s"])[:n]
     return result, [{"total_s": round(total, 3)}, {"by_cumulative": rows[:n]}, {"by_self": top_self}]
@@ -406,18 +514,78 @@ def cprofile_top(fn: Any, n: int = 18) -> tuple[Any, list[dict[str, Any]]]:
 
 # --------------------------------------------------------------------------- bulk load (COPY)
 COPY_COLUMNS = (
-    "id", "tenant_id", "subject_id", "scope", "session_id", "type", "category", "slot", "content", "value", "source",
-    "actor", "authority", "authority_rank", "confidence", "importance", "sensitivity", "sensitivity_rank", "status",
-    "flags", "reasons", "created_at", "effective_at", "valid_to", "last_validated_at", "expires_at", "legal_hold",
-    "version", "superseded_by_id", "superseded_at", "lineage_keys", "content_hash", "needs_revalidation",
-    "embedding", "embedding_model",
+    "id",
+    "tenant_id",
+    "subject_id",
+    "scope",
+    "session_id",
+    "type",
+    "category",
+    "slot",
+    "content",
+    "value",
+    "source",
+    "actor",
+    "authority",
+    "authority_rank",
+    "confidence",
+    "importance",
+    "sensitivity",
+    "sensitivity_rank",
+    "status",
+    "flags",
+    "reasons",
+    "created_at",
+    "effective_at",
+    "valid_to",
+    "last_validated_at",
+    "expires_at",
+    "legal_hold",
+    "version",
+    "superseded_by_id",
+    "superseded_at",
+    "lineage_keys",
+    "content_hash",
+    "needs_revalidation",
+    "embedding",
+    "embedding_model",
 )
 COPY_TYPES = (
-    "text", "text", "text", "text", "text", "text", "text", "text", "text", "jsonb", "jsonb",
-    "text", "text", "int2", "float4", "float4", "text", "int2", "text",
-    "text[]", "text[]", "timestamptz", "timestamptz", "timestamptz", "timestamptz", "timestamptz", "bool",
-    "int4", "text", "timestamptz", "text[]", "text", "bool",
-    "vector", "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "jsonb",
+    "jsonb",
+    "text",
+    "text",
+    "int2",
+    "float4",
+    "float4",
+    "text",
+    "int2",
+    "text",
+    "text[]",
+    "text[]",
+    "timestamptz",
+    "timestamptz",
+    "timestamptz",
+    "timestamptz",
+    "timestamptz",
+    "bool",
+    "int4",
+    "text",
+    "timestamptz",
+    "text[]",
+    "text",
+    "bool",
+    "vector",
+    "text",
 )
 _AUTH_FOR_TYPE = {
     MemoryType.EPISODE: Authority.CUSTOMER_CLAIM,
@@ -469,22 +637,46 @@ def plan_subject_rows(
                 content = "Resolved: " + content
         authority = _AUTH_FOR_TYPE[mtype]
         r = rng.random()
-        sensitivity = Sensitivity.RESTRICTED if r < 0.02 else Sensitivity.CONFIDENTIAL if r < 0.12 else Sensitivity.INTERNAL
+        sensitivity = (
+            Sensitivity.RESTRICTED
+            if r < 0.02
+            else Sensitivity.CONFIDENTIAL
+            if r < 0.12
+            else Sensitivity.INTERNAL
+        )
         status, expires_at, valid_to, superseded_at = "active", None, None, None
         x = rng.random()
         if x < expired_share:
             expires_at = now - timedelta(days=rng.uniform(1, 30))
         elif x < expired_share + inactive_share and slot is None:
-            status, valid_to, superseded_at = "superseded", created + timedelta(days=1), created + timedelta(days=1)
+            status, valid_to, superseded_at = (
+                "superseded",
+                created + timedelta(days=1),
+                created + timedelta(days=1),
+            )
         elif slot is None and mtype is MemoryType.EPISODE:
             expires_at = now + timedelta(days=rng.uniform(30, 365))
         session = f"ses-{idx}-{k // 4}"
-        rows.append({
-            "subject_id": sid, "type": mtype.value, "category": category or mtype.value.upper(), "slot": slot,
-            "content": content, "authority": authority, "sensitivity": sensitivity, "status": status,
-            "created_at": created, "effective_at": created, "valid_to": valid_to, "superseded_at": superseded_at,
-            "expires_at": expires_at, "session_id": session, "lineage_keys": [f"session:{session}"], "gist": gist,
-        })
+        rows.append(
+            {
+                "subject_id": sid,
+                "type": mtype.value,
+                "category": category or mtype.value.upper(),
+                "slot": slot,
+                "content": content,
+                "authority": authority,
+                "sensitivity": sensitivity,
+                "status": status,
+                "created_at": created,
+                "effective_at": created,
+                "valid_to": valid_to,
+                "superseded_at": superseded_at,
+                "expires_at": expires_at,
+                "session_id": session,
+                "lineage_keys": [f"session:{session}"],
+                "gist": gist,
+            }
+        )
     return rows
 
 
@@ -500,13 +692,41 @@ def copy_row(plan: dict[str, Any], tenant: str, embedding: np.ndarray | None, se
     mid = f"mem_{int(plan['created_at'].timestamp() * 1000):012x}{serial:016x}"
     active = plan["status"] == "active"
     return (
-        mid, tenant, plan["subject_id"], "subject", plan["session_id"], plan["type"], plan["category"], plan["slot"],
-        plan["content"], Jsonb({}), Jsonb({"kind": auth.value, "system": "bench"}),
-        "bench-loader", auth.value, auth.rank, 0.8, 0.5, sens.value, sens.rank, plan["status"],
-        [], [], plan["created_at"], plan["effective_at"], plan["valid_to"],
-        plan["created_at"] if active else None, plan["expires_at"], False,
-        1, None if active else "mem_superseded", plan["superseded_at"], plan["lineage_keys"], chash, False,
-        embedding, EMBEDDER_NAME if embedding is not None else None,
+        mid,
+        tenant,
+        plan["subject_id"],
+        "subject",
+        plan["session_id"],
+        plan["type"],
+        plan["category"],
+        plan["slot"],
+        plan["content"],
+        Jsonb({}),
+        Jsonb({"kind": auth.value, "system": "bench"}),
+        "bench-loader",
+        auth.value,
+        auth.rank,
+        0.8,
+        0.5,
+        sens.value,
+        sens.rank,
+        plan["status"],
+        [],
+        [],
+        plan["created_at"],
+        plan["effective_at"],
+        plan["valid_to"],
+        plan["created_at"] if active else None,
+        plan["expires_at"],
+        False,
+        1,
+        None if active else "mem_superseded",
+        plan["superseded_at"],
+        plan["lineage_keys"],
+        chash,
+        False,
+        embedding,
+        EMBEDDER_NAME if embedding is not None else None,
     )
 
 
@@ -530,8 +750,9 @@ def secondary_indexes(conn: Any) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in rows]
 
 
-def bulk_load(url: str, tenant: str, batches: Iterator[list[tuple[Any, ...]]], *, hnsw: bool,
-              report: dict[str, Any]) -> int:
+def bulk_load(
+    url: str, tenant: str, batches: Iterator[list[tuple[Any, ...]]], *, hnsw: bool, report: dict[str, Any]
+) -> int:
     """COPY rows into memory_records as the owner: secondary indexes dropped first and rebuilt
     after (the HNSW index only when `hnsw`: per-subject search never uses it), then ANALYZE."""
     n = 0
@@ -544,7 +765,9 @@ def bulk_load(url: str, tenant: str, batches: Iterator[list[tuple[Any, ...]]], *
         conn.execute("SET maintenance_work_mem = '1GB'")
         with conn.cursor() as cur:
             for batch in batches:
-                with cur.copy(f"COPY memory_records ({', '.join(COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)") as cp:
+                with cur.copy(
+                    f"COPY memory_records ({', '.join(COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+                ) as cp:
                     cp.set_types(list(COPY_TYPES))
                     for row in batch:
                         cp.write_row(row)
@@ -574,13 +797,23 @@ def ensure_tenant(container: Any, tenant: str) -> None:
         s.append_events([NewEvent("memory_updated", "bench-loader", None, None, "bench_dataset_loaded", {})])
 
 
-def load_dataset(container: Any, *, subjects: int, per_subject: int, seed: int, hnsw: bool,
-                 expired_share: float = 0.0, vectors: Any = None, tenant: str = TENANT,
-                 first_subject: int = 0, log_every: int = 100_000,
-                 extra: Sequence[tuple[int, int]] = ()) -> dict[str, Any]:
+def load_dataset(
+    container: Any,
+    *,
+    subjects: int,
+    per_subject: int,
+    seed: int,
+    hnsw: bool,
+    expired_share: float = 0.0,
+    vectors: Any = None,
+    tenant: str = TENANT,
+    first_subject: int = 0,
+    log_every: int = 100_000,
+    extra: Sequence[tuple[int, int]] = (),
+) -> dict[str, Any]:
     """Synthetic memories COPYed straight into memory_records (no gateway): subject i gets
     `per_subject` rows (and each (index, rows) of `extra` its own count, none expired); `vectors(rng, plans)` gives their embeddings (random unit vectors by default)."""
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - synthetic data, not security
     nrng = np.random.default_rng(seed)
     now = datetime.now(UTC)
     make_vectors = vectors or (lambda g, plans: unit_vectors(g, len(plans)))
@@ -606,7 +839,9 @@ def load_dataset(container: Any, *, subjects: int, per_subject: int, seed: int, 
                 batch = []
                 if done % log_every < 20_000:
                     el = time.perf_counter() - t0
-                    print(f"  loaded {done:,}/{total:,} rows in {el:.0f}s ({done / el:,.0f} rows/s)", flush=True)
+                    print(
+                        f"  loaded {done:,}/{total:,} rows in {el:.0f}s ({done / el:,.0f} rows/s)", flush=True
+                    )
         if batch:
             yield batch
 

@@ -18,7 +18,7 @@ import math
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -122,26 +122,28 @@ def run(
         t0 = time.perf_counter()
         texts = [t[2][:MAX_CONTENT_CHARS] for t in turns]
         truncated += sum(len(t[2]) > MAX_CONTENT_CHARS for t in turns)
-        vectors = container.embedder.embed(texts) if texts else []
+        writes = [
+            MemoryWrite(
+                subject_id=subject,
+                type="episode",
+                content=text,
+                source={"kind": "customer_confirmed"},
+                session_id=sid,
+                effective_at=when,
+                confidence=0.9,
+            )
+            for (sid, _, _, when, _), text in zip(turns, texts, strict=True)
+        ]
         memory_turns: dict[str, list[str]] = defaultdict(list)
         memory_session: dict[str, str] = {}
-        for (sid, i, _, when, _), text, vec in zip(turns, texts, vectors, strict=True):
-            res = container.gateway.write(
-                agent,
-                MemoryWrite(
-                    subject_id=subject,
-                    type="episode",
-                    content=text,
-                    source={"kind": "customer_confirmed"},
-                    session_id=sid,
-                    effective_at=when,
-                    confidence=0.9,
-                ),
-                embedding=vec,
-            )
-            if res.memory is not None:
-                memory_turns[res.memory.id].append(f"{sid}#{i}")
-                memory_session.setdefault(res.memory.id, sid)
+        for start in range(
+            0, len(writes), 64
+        ):  # the gateway embeds each chunk (and its sentences) in one batch
+            results = container.gateway.write_many(agent, writes[start : start + 64])
+            for (sid, i, _, _, _), res in zip(turns[start : start + 64], results, strict=True):
+                if res.memory is not None:
+                    memory_turns[res.memory.id].append(f"{sid}#{i}")
+                    memory_session.setdefault(res.memory.id, sid)
         t_ingest += time.perf_counter() - t0
 
         t1 = time.perf_counter()
@@ -151,7 +153,7 @@ def run(
             container.embedder,
             container.policies,
             container.system_of_record,
-            clock=lambda: qdate,
+            clock=_fixed_clock(qdate),
         )
         result = broker.retrieve(agent, RetrieveRequest(subject_id=subject, query=q["question"], top_k=top_k))
         t_query += time.perf_counter() - t1
@@ -198,6 +200,11 @@ def run(
         "query_ms_mean": round(1000 * t_query / max(overall.n, 1), 2),
         "top_k": top_k,
     }
+
+
+def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
+    """The broker asked 'as of' a question's date (recency decay is relative to it)."""
+    return lambda: moment
 
 
 def main(argv: list[str]) -> dict[str, Any]:

@@ -64,7 +64,7 @@ def all_gists() -> list[str]:
 def embed_all(embedder: Any, texts: list[str], batch: int = 64) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for i in range(0, len(texts), batch):
-        chunk = texts[i:i + batch]
+        chunk = texts[i : i + batch]
         for t, v in zip(chunk, embedder.embed(chunk), strict=True):
             out[t] = v
     return out
@@ -72,7 +72,7 @@ def embed_all(embedder: Any, texts: list[str], batch: int = 64) -> dict[str, np.
 
 def make_workload(subjects: int, n: int, seed: int) -> list[tuple[str, int]]:
     """(subject_id, query index): subjects drawn uniformly over all subjects."""
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - synthetic data, not security
     nq = len(c.QUERIES) * len(c.TOPICS)
     return [(c.subject_id(rng.randrange(subjects)), rng.randrange(nq)) for _ in range(n)]
 
@@ -116,8 +116,14 @@ class ExplainConn(TimedConn):
         return _Rows([])
 
 
-def candidate_call(container: Any, subject: str, query: str, vec: np.ndarray, clearance: int,
-                   conn_wrapper: type[TimedConn] = TimedConn) -> tuple[float, float, int, TimedConn]:
+def candidate_call(
+    container: Any,
+    subject: str,
+    query: str,
+    vec: np.ndarray,
+    clearance: int,
+    conn_wrapper: type[TimedConn] = TimedConn,
+) -> tuple[float, float, int, TimedConn]:
     """`retrieval_candidates` as the broker calls it; (sql seconds, whole call seconds, rows, wrapper)."""
     from agent_memory.adapters.postgres.store import PostgresTenantSession
     from agent_memory.services.retrieval import CANDIDATES_PER_SIGNAL
@@ -127,8 +133,14 @@ def candidate_call(container: Any, subject: str, query: str, vec: np.ndarray, cl
         session = PostgresTenantSession(wrapped, c.TENANT)  # type: ignore[arg-type]
         t = time.perf_counter()
         rows = session.retrieval_candidates(
-            subject_id=subject, query_embedding=vec, query_text=query, types=None,
-            max_sensitivity_rank=clearance, now=datetime.now(UTC), per_signal=max(CANDIDATES_PER_SIGNAL, 5 * 4))
+            subject_id=subject,
+            query_embedding=vec,
+            query_text=query,
+            types=None,
+            max_sensitivity_rank=clearance,
+            now=datetime.now(UTC),
+            per_signal=max(CANDIDATES_PER_SIGNAL, 5 * 4),
+        )
         whole = time.perf_counter() - t
     return wrapped.elapsed, whole, len(rows), wrapped
 
@@ -148,8 +160,9 @@ def floor_connection(url: str) -> Any:
 
 def floor_call(conn: Any, subject: str, vec: np.ndarray, clearance: int) -> tuple[float, int]:
     t = time.perf_counter()
-    rows = conn.execute(FLOOR_SQL, {"q": vec, "t": c.TENANT, "s": subject, "now": datetime.now(UTC),
-                                    "clr": clearance}).fetchall()
+    rows = conn.execute(
+        FLOOR_SQL, {"q": vec, "t": c.TENANT, "s": subject, "now": datetime.now(UTC), "clr": clearance}
+    ).fetchall()
     return time.perf_counter() - t, len(rows)
 
 
@@ -167,15 +180,25 @@ def warm_os_cache(data_dir: Path) -> float:
 
 
 # --------------------------------------------------------------------------- client processes
-def _worker(idx: int, url: str, data_dir: str, workload: list[tuple[str, int]], qtexts: list[str],
-            qvecs: np.ndarray, cmd_q: Any, out_q: Any) -> None:
+def _worker(
+    idx: int,
+    url: str,
+    data_dir: str,
+    workload: list[tuple[str, int]],
+    qtexts: list[str],
+    qvecs: np.ndarray,
+    cmd_q: Any,
+    out_q: Any,
+) -> None:
     c.quiet_logs()
     from agent_memory.domain.enums import Role
     from agent_memory.services.retrieval import RetrieveRequest
 
-    container = c.build(None, database_url=url, embedder=c.PrecomputedEmbedder(), pool_max_size=1, migrate=False)
+    container = c.build(
+        None, database_url=url, embedder=c.PrecomputedEmbedder(), pool_max_size=1, migrate=False
+    )
     p = c.principal(c.TENANT, Role.AGENT)
-    rng = random.Random(1000 + idx)
+    rng = random.Random(1000 + idx)  # noqa: S311 - synthetic data, not security
     real_embedder = None
     out_q.put(("ready", idx))
     while True:
@@ -207,7 +230,7 @@ def _worker(idx: int, url: str, data_dir: str, workload: list[tuple[str, int]], 
                     container.broker.retrieve(p, req)
                 else:
                     container.broker.retrieve(p, req, query_embedding=qvecs[qi])
-            except Exception:  # noqa: BLE001 - counted, reported
+            except Exception:
                 errors += 1
                 continue
             lat.append(time.perf_counter() - t)
@@ -218,15 +241,25 @@ def _worker(idx: int, url: str, data_dir: str, workload: list[tuple[str, int]], 
 class ClientPool:
     """N client processes (spawned once), each with its own container and connection."""
 
-    def __init__(self, n: int, url: str, data_dir: Path, workload: list[tuple[str, int]], qtexts: list[str],
-                 qvecs: np.ndarray) -> None:
+    def __init__(
+        self,
+        n: int,
+        url: str,
+        data_dir: Path,
+        workload: list[tuple[str, int]],
+        qtexts: list[str],
+        qvecs: np.ndarray,
+    ) -> None:
         ctx = mp.get_context("spawn")
         self.data_dir = data_dir
         self.out_q = ctx.Queue()
         self.cmd_qs = [ctx.Queue() for _ in range(n)]
         self.procs = [
-            ctx.Process(target=_worker, args=(i, url, str(data_dir), workload, qtexts, qvecs, self.cmd_qs[i],
-                                              self.out_q), daemon=True)
+            ctx.Process(
+                target=_worker,
+                args=(i, url, str(data_dir), workload, qtexts, qvecs, self.cmd_qs[i], self.out_q),
+                daemon=True,
+            )
             for i in range(n)
         ]
         for pr in self.procs:
@@ -262,12 +295,21 @@ class ClientPool:
             client_cpu += cpu
         server_cpu = c.pg_cpu_seconds(self.data_dir) - pg0
         done = max(1, len(lat))
-        return {"clients": n, "mode": mode, "seconds": seconds, "retrievals": len(lat), "errors": errors,
-                "qps": round(len(lat) / seconds, 1), **c.summarize_ms(lat), "machine_busy_pct": busy.busy_pct(),
-                "client_cpu_ms_per_retrieval": round(client_cpu / done * 1000, 2),
-                "server_cpu_ms_per_retrieval": round(server_cpu / done * 1000, 2),
-                "cpu_bound_qps_2_cores": round(2000 / ((client_cpu + server_cpu) / done * 1000), 1)
-                if client_cpu + server_cpu > 0 else None}
+        return {
+            "clients": n,
+            "mode": mode,
+            "seconds": seconds,
+            "retrievals": len(lat),
+            "errors": errors,
+            "qps": round(len(lat) / seconds, 1),
+            **c.summarize_ms(lat),
+            "machine_busy_pct": busy.busy_pct(),
+            "client_cpu_ms_per_retrieval": round(client_cpu / done * 1000, 2),
+            "server_cpu_ms_per_retrieval": round(server_cpu / done * 1000, 2),
+            "cpu_bound_qps_2_cores": round(2000 / ((client_cpu + server_cpu) / done * 1000), 1)
+            if client_cpu + server_cpu > 0
+            else None,
+        }
 
     def close(self) -> None:
         for q in self.cmd_qs:
@@ -302,8 +344,13 @@ def run_retrieve_bench(
     reusing = bool(reuse and marker and all(marker.get(k) == v for k, v in shape.items()))
     if not reusing:
         c.reset_data_dir(data_dir)
-    report: dict[str, Any] = {"bench": "retrieve", "records": subjects * per_subject, "subjects": subjects,
-                              "per_subject": per_subject, "machine_before": c.machine_state()}
+    report: dict[str, Any] = {
+        "bench": "retrieve",
+        "records": subjects * per_subject,
+        "subjects": subjects,
+        "per_subject": per_subject,
+        "machine_before": c.machine_state(),
+    }
     embedder = MiniLMOnnxEmbedder()
     container = c.build(data_dir, embedder=embedder)
     url = c.owner_url(container)
@@ -321,16 +368,23 @@ def run_retrieve_bench(
         def vectors(g: np.random.Generator, plans: list[dict[str, Any]]) -> np.ndarray:
             return c.near(np.stack([gists[p["gist"]] for p in plans]), g, noise=0.35)
 
-        report["load"] = c.load_dataset(container, subjects=subjects, per_subject=per_subject, seed=seed,
-                                        hnsw=hnsw, vectors=vectors)
+        report["load"] = c.load_dataset(
+            container, subjects=subjects, per_subject=per_subject, seed=seed, hnsw=hnsw, vectors=vectors
+        )
         c.write_marker(data_dir, {**shape, "load": report["load"]})
     report["disk_gib"] = c.dir_size_gib(data_dir / "pg")
     with c.owner_connection(url, c.TENANT) as conn:
         report["records"] = conn.execute("SELECT count(*) FROM memory_records").fetchone()[0]
-        report["table_sizes"] = dict(zip(("heap", "toast", "indexes"), conn.execute(
-            """SELECT pg_size_pretty(pg_relation_size(c.oid)), pg_size_pretty(pg_total_relation_size(c.reltoastrelid)),
+        report["table_sizes"] = dict(
+            zip(
+                ("heap", "toast", "indexes"),
+                conn.execute(
+                    """SELECT pg_size_pretty(pg_relation_size(c.oid)), pg_size_pretty(pg_total_relation_size(c.reltoastrelid)),
                       pg_size_pretty(pg_indexes_size(c.oid)) FROM pg_class c WHERE relname = 'memory_records'"""
-        ).fetchone(), strict=True))
+                ).fetchone(),
+                strict=True,
+            )
+        )
     report["os_cache_warm_s"] = warm_os_cache(data_dir)
 
     workload = make_workload(subjects, queries, seed + 1)
@@ -339,8 +393,9 @@ def run_retrieve_bench(
     # Warm-up (connections, prepared statements, caches): not measured.
     with floor_connection(url) as fconn:
         for subject, qi in workload[: min(200, len(workload))]:
-            container.broker.retrieve(p, RetrieveRequest(subject_id=subject, query=qtexts[qi]),
-                                      query_embedding=qvecs[qi])
+            container.broker.retrieve(
+                p, RetrieveRequest(subject_id=subject, query=qtexts[qi]), query_embedding=qvecs[qi]
+            )
             candidate_call(container, subject, qtexts[qi], qvecs[qi], clearance)
             floor_call(fconn, subject, qvecs[qi], clearance)
 
@@ -349,7 +404,7 @@ def run_retrieve_bench(
         busy = c.CpuSampler()
         for i, (subject, qi) in enumerate(workload):
             vec, text = qvecs[qi], qtexts[qi]
-            for step in ((0, 1, 2, 3) if i % 2 == 0 else (3, 2, 1, 0)):
+            for step in (0, 1, 2, 3) if i % 2 == 0 else (3, 2, 1, 0):
                 if step == 0:
                     sql_s, whole_s, n, _ = candidate_call(container, subject, text, vec, clearance)
                     db.append(sql_s)
@@ -361,8 +416,9 @@ def run_retrieve_bench(
                     floor_rows.append(n)
                 elif step == 2:
                     t = time.perf_counter()
-                    r = container.broker.retrieve(p, RetrieveRequest(subject_id=subject, query=text),
-                                                  query_embedding=vec)
+                    r = container.broker.retrieve(
+                        p, RetrieveRequest(subject_id=subject, query=text), query_embedding=vec
+                    )
                     broker.append(time.perf_counter() - t)
                     memories.append(len(r.memories))
                     broker_db.append(r.timings_ms["db"] / 1000)
@@ -371,23 +427,38 @@ def run_retrieve_bench(
                     embedder.embed([text])
                     embed.append(time.perf_counter() - t)
         single_busy = busy.busy_pct()
-        _, _, _, explain = candidate_call(container, workload[0][0], qtexts[workload[0][1]], qvecs[workload[0][1]],
-                                          clearance, ExplainConn)
-        floor_plan = [r[0] for r in fconn.execute(
-            "EXPLAIN (ANALYZE, BUFFERS) " + FLOOR_SQL,
-            {"q": qvecs[0], "t": c.TENANT, "s": workload[0][0], "now": datetime.now(UTC), "clr": clearance},
-        ).fetchall()]
+        _, _, _, explain = candidate_call(
+            container, workload[0][0], qtexts[workload[0][1]], qvecs[workload[0][1]], clearance, ExplainConn
+        )
+        floor_plan = [
+            r[0]
+            for r in fconn.execute(
+                "EXPLAIN (ANALYZE, BUFFERS) " + FLOOR_SQL,
+                {
+                    "q": qvecs[0],
+                    "t": c.TENANT,
+                    "s": workload[0][0],
+                    "now": datetime.now(UTC),
+                    "clr": clearance,
+                },
+            ).fetchall()
+        ]
 
-    report.update({
-        "queries": len(workload),
-        **c.summarize_ms(db, "db_"), **c.summarize_ms(store, "store_"), **c.summarize_ms(broker, "broker_"),
-        **c.summarize_ms(embed, "embed_"), **c.summarize_ms(floor, "floor_"),
-        "broker_db_timing_p50_ms": round(c.percentile([x * 1000 for x in broker_db], 50), 3),
-        "candidates_per_query_median": c.percentile(cand_rows, 50),
-        "floor_rows_median": c.percentile(floor_rows, 50),
-        "memories_returned_median": c.percentile(memories, 50),
-        "single_client_machine_busy_pct": single_busy,
-    })
+    report.update(
+        {
+            "queries": len(workload),
+            **c.summarize_ms(db, "db_"),
+            **c.summarize_ms(store, "store_"),
+            **c.summarize_ms(broker, "broker_"),
+            **c.summarize_ms(embed, "embed_"),
+            **c.summarize_ms(floor, "floor_"),
+            "broker_db_timing_p50_ms": round(c.percentile([x * 1000 for x in broker_db], 50), 3),
+            "candidates_per_query_median": c.percentile(cand_rows, 50),
+            "floor_rows_median": c.percentile(floor_rows, 50),
+            "memories_returned_median": c.percentile(memories, 50),
+            "single_client_machine_busy_pct": single_busy,
+        }
+    )
     report["ratio_to_floor"] = c.ratio(report["broker_p95_ms"], report["floor_p95_ms"])
     report["plans"] = {"candidates": explain.plan, "floor": floor_plan}
 
@@ -396,8 +467,9 @@ def run_retrieve_bench(
 
         def broker_loop() -> None:
             for subject, qi in workload[:n_prof]:
-                container.broker.retrieve(p, RetrieveRequest(subject_id=subject, query=qtexts[qi]),
-                                          query_embedding=qvecs[qi])
+                container.broker.retrieve(
+                    p, RetrieveRequest(subject_id=subject, query=qtexts[qi]), query_embedding=qvecs[qi]
+                )
 
         sql = c.SqlProfile()
         t = time.perf_counter()
@@ -434,8 +506,10 @@ def run_retrieve_bench(
         "qps_16": report.get("qps_16", 0) >= TARGETS["qps_16"],
         "p95_ms_16": report.get("p95_ms_16", float("inf")) <= TARGETS["p95_ms_16"],
     }
-    report["client_model"] = ("processes: each client its own container, pool of 1 connection and GIL "
-                              "(Lambda-like concurrency); PostgreSQL and all clients share the machine's CPUs")
+    report["client_model"] = (
+        "processes: each client its own container, pool of 1 connection and GIL "
+        "(Lambda-like concurrency); PostgreSQL and all clients share the machine's CPUs"
+    )
     report["machine_after"] = c.machine_state()
     container.close()
     return report
@@ -457,9 +531,18 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p.add_argument("--json")
     a = p.parse_args(argv)
     try:
-        report = run_retrieve_bench(a.data_dir, subjects=a.subjects, per_subject=a.per_subject, queries=a.queries,
-                                    seconds=a.seconds, clients=tuple(int(x) for x in a.clients.split(",")),
-                                    hnsw=a.hnsw, reuse=a.reuse, seed=a.seed, profile=not a.no_profile)
+        report = run_retrieve_bench(
+            a.data_dir,
+            subjects=a.subjects,
+            per_subject=a.per_subject,
+            queries=a.queries,
+            seconds=a.seconds,
+            clients=tuple(int(x) for x in a.clients.split(",")),
+            hnsw=a.hnsw,
+            reuse=a.reuse,
+            seed=a.seed,
+            profile=not a.no_profile,
+        )
         report["command"] = "memory bench retrieve " + " ".join(argv)
         return report, a.json
     finally:

@@ -34,15 +34,21 @@ from agent_memory.bench import common as c
 
 TARGET_RECORDS_PER_S = 1000.0
 
-_KIND_WEIGHTS = (("episode", 80), ("resolution", 5), ("slot", 11), ("commercial", 1), ("inference", 2),
-                 ("repeat", 1))
+_KIND_WEIGHTS = (
+    ("episode", 80),
+    ("resolution", 5),
+    ("slot", 11),
+    ("commercial", 1),
+    ("inference", 2),
+    ("repeat", 1),
+)
 
 
 def make_writes(n: int, subjects: int, seed: int, first_subject: int = 0) -> list[Any]:
     """The write stream: MemoryWrite objects (built ahead: request parsing is not the gateway's cost)."""
     from agent_memory.domain.records import MemoryWrite
 
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 - synthetic data, not security
     kinds, weights = zip(*_KIND_WEIGHTS, strict=True)
     now = datetime.now(UTC)
     seen: dict[str, list[dict[str, Any]]] = {}
@@ -54,26 +60,48 @@ def make_writes(n: int, subjects: int, seed: int, first_subject: int = 0) -> lis
         if kind == "repeat" and seen.get(sid):
             body = dict(rng.choice(seen[sid]))
         elif kind in ("episode", "repeat"):
-            body = {"type": "episode", "content": c.episode_content(rng, i)[0],
-                    "source": {"kind": "customer_claim"}, "effective_at": effective}
+            body = {
+                "type": "episode",
+                "content": c.episode_content(rng, i)[0],
+                "source": {"kind": "customer_claim"},
+                "effective_at": effective,
+            }
         elif kind == "resolution":
-            body = {"type": "resolution", "content": "Resolved: " + c.episode_content(rng, i)[0],
-                    "source": {"kind": "confirmed_outcome"}, "effective_at": effective}
+            body = {
+                "type": "resolution",
+                "content": "Resolved: " + c.episode_content(rng, i)[0],
+                "source": {"kind": "confirmed_outcome"},
+                "effective_at": effective,
+            }
         elif kind == "slot":
             slot, mtype, category = rng.choice(c.SLOTS[:-1])
             authority = rng.choice(["customer_confirmed", "customer_confirmed", "customer_claim"])
-            body = {"type": mtype.value, "slot": slot, "content": f"{c.slot_content(slot, rng)} (noted {i})",
-                    "source": {"kind": authority}, "effective_at": effective}
+            body = {
+                "type": mtype.value,
+                "slot": slot,
+                "content": f"{c.slot_content(slot, rng)} (noted {i})",
+                "source": {"kind": authority},
+                "effective_at": effective,
+            }
             if category:
                 body["category"] = category
         elif kind == "commercial":
             slot, mtype, category = c.SLOTS[-1]
-            body = {"type": mtype.value, "slot": slot, "category": category,
-                    "content": f"{c.slot_content(slot, rng)} (quote {i})", "source": {"kind": "customer_claim"}}
+            body = {
+                "type": mtype.value,
+                "slot": slot,
+                "category": category,
+                "content": f"{c.slot_content(slot, rng)} (quote {i})",
+                "source": {"kind": "customer_claim"},
+            }
         else:  # an agent's inference about a preference: becomes a quarantined observation
             slot, mtype, _ = c.SLOTS[rng.randrange(3)]
-            body = {"type": mtype.value, "slot": slot, "content": f"Seems to like {rng.choice(c.CHANNELS)} ({i})",
-                    "source": {"kind": "agent_inference"}}
+            body = {
+                "type": mtype.value,
+                "slot": slot,
+                "content": f"Seems to like {rng.choice(c.CHANNELS)} ({i})",
+                "source": {"kind": "agent_inference"},
+            }
         body["subject_id"] = sid
         if body["type"] == "episode":
             seen.setdefault(sid, []).append(body)
@@ -81,20 +109,29 @@ def make_writes(n: int, subjects: int, seed: int, first_subject: int = 0) -> lis
     return out
 
 
-def _run(gateway: Any, principal: Any, writes: list[Any], vectors: np.ndarray,
-         lat: list[float], decisions: Counter[str], errors: Counter[str]) -> None:
+def _run(
+    gateway: Any,
+    principal: Any,
+    writes: list[Any],
+    vectors: np.ndarray,
+    lat: list[float],
+    decisions: Counter[str],
+    errors: Counter[str],
+) -> None:
     for w, v in zip(writes, vectors, strict=True):
         t = time.perf_counter()
         try:
             r = gateway.write(principal, w, embedding=v)
-        except Exception as exc:  # noqa: BLE001 - counted and reported
+        except Exception as exc:
             errors[type(exc).__name__] += 1
             continue
         lat.append(time.perf_counter() - t)
         decisions[r.decision.value] += 1
 
 
-def timed_run(container: Any, principal: Any, writes: list[Any], vectors: np.ndarray, threads: int) -> dict[str, Any]:
+def timed_run(
+    container: Any, principal: Any, writes: list[Any], vectors: np.ndarray, threads: int
+) -> dict[str, Any]:
     lat: list[float] = []
     decisions: Counter[str] = Counter()
     errors: Counter[str] = Counter()
@@ -107,8 +144,12 @@ def timed_run(container: Any, principal: Any, writes: list[Any], vectors: np.nda
     else:
         parts = [(writes[i::threads], vectors[i::threads]) for i in range(threads)]
         lats = [[] for _ in range(threads)]  # type: list[list[float]]
-        workers = [threading.Thread(target=_run, args=(container.gateway, principal, w, v, lats[i], decisions,
-                                                        errors)) for i, (w, v) in enumerate(parts)]
+        workers = [
+            threading.Thread(
+                target=_run, args=(container.gateway, principal, w, v, lats[i], decisions, errors)
+            )
+            for i, (w, v) in enumerate(parts)
+        ]
         for th in workers:
             th.start()
         for th in workers:
@@ -119,9 +160,14 @@ def timed_run(container: Any, principal: Any, writes: list[Any], vectors: np.nda
     admitted = decisions.get("admitted", 0)
     done = max(1, len(lat))
     return {
-        "threads": threads, "records": len(writes), "seconds": round(seconds, 2),
-        "records_per_s": round(len(lat) / seconds, 1), "admitted_per_s": round(admitted / seconds, 1),
-        **c.summarize_ms(lat), "decisions": dict(decisions), "errors": dict(errors),
+        "threads": threads,
+        "records": len(writes),
+        "seconds": round(seconds, 2),
+        "records_per_s": round(len(lat) / seconds, 1),
+        "admitted_per_s": round(admitted / seconds, 1),
+        **c.summarize_ms(lat),
+        "decisions": dict(decisions),
+        "errors": dict(errors),
         "machine_busy_pct": busy.busy_pct(),
         "client_cpu_ms_per_write": round(client_cpu / done * 1000, 3),
         "server_cpu_ms_per_write": round(server_cpu / done * 1000, 3),
@@ -142,8 +188,13 @@ def run_write_bench(
     data_dir = Path(data_dir)
     c.reset_data_dir(data_dir)
     subjects = subjects or max(1, records // 20)
-    report: dict[str, Any] = {"bench": "write", "records": records, "subjects": subjects, "embedding": embed,
-                              "machine_before": c.machine_state()}
+    report: dict[str, Any] = {
+        "bench": "write",
+        "records": records,
+        "subjects": subjects,
+        "embedding": embed,
+        "machine_before": c.machine_state(),
+    }
     embedder: Any = c.PrecomputedEmbedder()
     if embed == "batched":
         from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder
@@ -159,9 +210,13 @@ def run_write_bench(
     if embed == "batched":
         t = time.perf_counter()
         texts = [w.content for w in writes]
-        vectors = np.concatenate([embedder.embed(texts[i:i + 64]) for i in range(0, len(texts), 64)])
+        vectors = np.concatenate([embedder.embed(texts[i : i + 64]) for i in range(0, len(texts), 64)])
         s = time.perf_counter() - t
-        report["embed_batched"] = {"texts": len(texts), "seconds": round(s, 1), "texts_per_s": round(len(texts) / s, 1)}
+        report["embed_batched"] = {
+            "texts": len(texts),
+            "seconds": round(s, 1),
+            "texts_per_s": round(len(texts) / s, 1),
+        }
     else:
         vectors = c.unit_vectors(nrng, records)
 
@@ -173,19 +228,30 @@ def run_write_bench(
     single = timed_run(container, p, writes, vectors, 1)
     print(f"  {single}", flush=True)
     report["single"] = single
-    report.update({k: single[k] for k in ("seconds", "records_per_s", "admitted_per_s", "p50_ms", "p95_ms",
-                                          "p99_ms", "decisions")})
+    report.update(
+        {
+            k: single[k]
+            for k in ("seconds", "records_per_s", "admitted_per_s", "p50_ms", "p95_ms", "p99_ms", "decisions")
+        }
+    )
     if concurrent > 1 and concurrent_records:
-        more = make_writes(concurrent_records, max(1, concurrent_records // 20), seed + 1, first_subject=subjects)
+        more = make_writes(
+            concurrent_records, max(1, concurrent_records // 20), seed + 1, first_subject=subjects
+        )
         print(f"{concurrent} threads: {concurrent_records:,} writes ...", flush=True)
         report["concurrent"] = timed_run(container, p, more, c.unit_vectors(nrng, len(more)), concurrent)
         print(f"  {report['concurrent']}", flush=True)
         # The same slice size single-threaded right after, for a side-by-side ratio.
-        again = make_writes(concurrent_records, max(1, concurrent_records // 20), seed + 2,
-                            first_subject=subjects + concurrent_records)
+        again = make_writes(
+            concurrent_records,
+            max(1, concurrent_records // 20),
+            seed + 2,
+            first_subject=subjects + concurrent_records,
+        )
         report["single_same_size"] = timed_run(container, p, again, c.unit_vectors(nrng, len(again)), 1)
-        report["concurrent_speedup"] = c.ratio(report["concurrent"]["records_per_s"],
-                                               report["single_same_size"]["records_per_s"])
+        report["concurrent_speedup"] = c.ratio(
+            report["concurrent"]["records_per_s"], report["single_same_size"]["records_per_s"]
+        )
     if profile_records:
         base = subjects + 3 * concurrent_records
         sample = make_writes(profile_records, max(1, profile_records // 20), seed + 3, first_subject=base)
@@ -195,15 +261,22 @@ def run_write_bench(
         with sql.active():
             timed_run(container, p, sample, svec, 1)
         report["profile_sql"] = sql.report(len(sample), time.perf_counter() - t)
-        sample2 = make_writes(profile_records, max(1, profile_records // 20), seed + 4, first_subject=base + 10**6)
+        sample2 = make_writes(
+            profile_records, max(1, profile_records // 20), seed + 4, first_subject=base + 10**6
+        )
         _, report["profile_cprofile"] = c.cprofile_top(
-            lambda: timed_run(container, p, sample2, c.unit_vectors(nrng, len(sample2)), 1))
+            lambda: timed_run(container, p, sample2, c.unit_vectors(nrng, len(sample2)), 1)
+        )
     with c.owner_connection(c.owner_url(container), c.TENANT) as conn:
         report["table_rows"] = conn.execute("SELECT count(*) FROM memory_records").fetchone()[0]
         report["audit_events"] = conn.execute("SELECT count(*) FROM memory_events").fetchone()[0]
-        report["settings"] = {r[0]: r[1] for r in conn.execute(
-            "SELECT name, setting FROM pg_settings WHERE name IN ('synchronous_commit', 'fsync', 'shared_buffers',"
-            " 'wal_sync_method', 'commit_delay')").fetchall()}
+        report["settings"] = {
+            r[0]: r[1]
+            for r in conn.execute(
+                "SELECT name, setting FROM pg_settings WHERE name IN ('synchronous_commit', 'fsync', 'shared_buffers',"
+                " 'wal_sync_method', 'commit_delay')"
+            ).fetchall()
+        }
     report["target_records_per_s"] = TARGET_RECORDS_PER_S
     report["met"] = report["records_per_s"] >= TARGET_RECORDS_PER_S
     report["disk_gib"] = c.dir_size_gib(data_dir / "pg")
@@ -219,16 +292,25 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p.add_argument("--subjects", type=int, default=None, help="default: records / 20")
     p.add_argument("--concurrent", type=int, default=4, help="threads of the concurrent variant (1 = skip)")
     p.add_argument("--concurrent-records", type=int, default=20_000)
-    p.add_argument("--profile-records", type=int, default=2000, help="writes of the profiled sample (0 = skip)")
+    p.add_argument(
+        "--profile-records", type=int, default=2000, help="writes of the profiled sample (0 = skip)"
+    )
     p.add_argument("--embed", choices=("precomputed", "batched"), default="precomputed")
     p.add_argument("--keep", action="store_true", help="leave the data dir (default: delete it when done)")
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--json")
     a = p.parse_args(argv)
     try:
-        report = run_write_bench(a.data_dir, records=a.records, subjects=a.subjects, concurrent=a.concurrent,
-                                 concurrent_records=a.concurrent_records, profile_records=a.profile_records,
-                                 embed=a.embed, seed=a.seed)
+        report = run_write_bench(
+            a.data_dir,
+            records=a.records,
+            subjects=a.subjects,
+            concurrent=a.concurrent,
+            concurrent_records=a.concurrent_records,
+            profile_records=a.profile_records,
+            embed=a.embed,
+            seed=a.seed,
+        )
         report["command"] = "memory bench write " + " ".join(argv)
         return report, a.json
     finally:

@@ -51,7 +51,28 @@ DEFAULT_FLOOR = 0.15
 
 # Question filler that carries no topic ("how many weeks ago did I mention..."), as english stems.
 QUERY_FILLER = frozenset(
-    ["mani", "much", "long", "often", "ago", "current", "recent", "first", "last", "total", "number", "time", "day", "week", "month", "year", "remind", "mention", "tell", "know"]
+    [
+        "mani",
+        "much",
+        "long",
+        "often",
+        "ago",
+        "current",
+        "recent",
+        "first",
+        "last",
+        "total",
+        "number",
+        "time",
+        "day",
+        "week",
+        "month",
+        "year",
+        "remind",
+        "mention",
+        "tell",
+        "know",
+    ]
 )
 _TSV_ITEM = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
 

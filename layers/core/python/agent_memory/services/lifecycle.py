@@ -99,14 +99,15 @@ class LifecycleService:
             report.held += counts["held"]
             return
         for step in ("expire", "delete"):
+            after = ""  # keyset: each batch starts where the last one ended, not at the first id again
             while True:
                 t0 = time.perf_counter()
                 with self.store.tenant(tenant) as s:
                     if step == "expire":
-                        rows = s.expire_batch(now, self.batch_size, candidate_cutoff)
+                        rows = s.expire_batch(now, self.batch_size, candidate_cutoff, after)
                         event = EventType.EXPIRED
                     else:
-                        rows = s.hard_delete_batch(archive_cutoff, self.batch_size)
+                        rows = s.hard_delete_batch(archive_cutoff, self.batch_size, after)
                         event = EventType.DELETED
                     if rows:
                         s.append_events(
@@ -123,6 +124,8 @@ class LifecycleService:
                             ]
                         )
                 report.batches += 1
+                if rows:
+                    after = max(r["id"] for r in rows)
                 report.longest_batch_ms = max(report.longest_batch_ms, (time.perf_counter() - t0) * 1000)
                 if step == "expire":
                     report.expired += len(rows)

@@ -23,7 +23,9 @@ class LifecycleQueries:
     tenant_id: str
 
     # -- purge -----------------------------------------------------------------
-    def expire_batch(self, now: datetime, limit: int, candidate_cutoff: datetime) -> list[dict[str, Any]]:
+    def expire_batch(
+        self, now: datetime, limit: int, candidate_cutoff: datetime, after: str = ""
+    ) -> list[dict[str, Any]]:
         """Expire records past expires_at (and review candidates older than the cutoff), unless on hold.
         The vectors go now; the full-text entry goes with the status (generated column)."""
         rows = self.conn.execute(
@@ -34,7 +36,7 @@ class LifecycleQueries:
                    AND status IN ('active', 'pending_approval', 'contested', 'quarantined')
                    AND ((expires_at IS NOT NULL AND expires_at <= %(now)s)
                         OR (status IN ('pending_approval', 'contested', 'quarantined') AND created_at <= %(cut)s))
-                   AND NOT legal_hold
+                   AND NOT legal_hold AND id > %(after)s
                    AND NOT EXISTS (SELECT 1 FROM subject_holds h
                                     WHERE h.tenant_id = r.tenant_id AND h.subject_id = r.subject_id)
                  ORDER BY id
@@ -46,7 +48,7 @@ class LifecycleQueries:
               FROM doomed WHERE m.id = doomed.id
             RETURNING m.id, m.subject_id, m.content_hash
             """,
-            {"t": self.tenant_id, "now": now, "lim": limit, "cut": candidate_cutoff},
+            {"t": self.tenant_id, "now": now, "lim": limit, "cut": candidate_cutoff, "after": after},
         ).fetchall()
         if rows:
             self.conn.execute(
@@ -55,7 +57,7 @@ class LifecycleQueries:
             )
         return rows
 
-    def hard_delete_batch(self, cutoff: datetime, limit: int) -> list[dict[str, Any]]:
+    def hard_delete_batch(self, cutoff: datetime, limit: int, after: str = "") -> list[dict[str, Any]]:
         """Delete expired records whose archive window has passed, and contentless rejections."""
         return self.conn.execute(
             """
@@ -63,13 +65,13 @@ class LifecycleQueries:
                 SELECT id FROM memory_records
                  WHERE tenant_id = %(t)s
                    AND ((status = 'expired' AND valid_to <= %(cut)s) OR (status = 'rejected' AND created_at <= %(cut)s))
-                   AND NOT legal_hold
+                   AND NOT legal_hold AND id > %(after)s
                  ORDER BY id LIMIT %(lim)s FOR UPDATE SKIP LOCKED
             )
             DELETE FROM memory_records m USING doomed WHERE m.id = doomed.id
             RETURNING m.id, m.subject_id, m.content_hash
             """,
-            {"t": self.tenant_id, "cut": cutoff, "lim": limit},
+            {"t": self.tenant_id, "cut": cutoff, "lim": limit, "after": after},
         ).fetchall()
 
     def count_purgeable(

@@ -37,8 +37,14 @@ RECORD_COLUMNS = (
 _FIELDS = [c.strip() for c in RECORD_COLUMNS.split(",")]
 
 
+_REAL_FIELDS = ("confidence", "importance")  # float4 columns: binary results carry float4 noise
+
+
 def row_to_record(row: dict[str, Any]) -> MemoryRecord:
-    return MemoryRecord.model_validate({k: row[k] for k in _FIELDS})
+    data = {k: row[k] for k in _FIELDS}
+    for k in _REAL_FIELDS:
+        data[k] = round(float(data[k]), 6)
+    return MemoryRecord.model_validate(data)
 
 
 class PostgresTenantSession(LifecycleQueries):
@@ -364,6 +370,7 @@ class PostgresTenantSession(LifecycleQueries):
                 "types": list(types) if types else None,
                 "n": per_signal,
             },
+            binary=True,
         ).fetchall()
         return [
             RetrievalRow(
