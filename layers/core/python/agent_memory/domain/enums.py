@@ -144,7 +144,6 @@ class EventType(StrEnum):
     ERASURE_VERIFIED = "erasure_verified"
     RETRIEVAL_FAILED = "retrieval_failed"
     REINSTATED = "memory_reinstated"
-    TOMBSTONE_BLOCKED = "memory_tombstone_blocked"
     EMBEDDING_DEFERRED = "memory_embedding_deferred"
 
 
