@@ -96,3 +96,18 @@ def test_given_a_stored_dimension_when_the_setting_differs_then_start_fails_clea
             embedding_dim=1536,
             embedding_model="openai:text-embedding-3-small",
         )
+
+
+def test_given_a_migrated_database_when_migrating_again_then_nothing_changes(container):
+    from agent_memory.adapters.postgres.database import migrate
+
+    # a restart (make serve twice, a second deploy) runs migrate on an up-to-date database
+    assert (
+        migrate(container.settings.database_url, embedding_dim=384, embedding_model="local-minilm-onnx") == []
+    )
+    assert (
+        migrate(container.settings.database_url, embedding_dim=384, embedding_model="local-minilm-onnx") == []
+    )
+    with container.db.transaction() as conn:
+        indexes = {r["indexname"] for r in conn.execute("SELECT indexname FROM pg_indexes").fetchall()}
+    assert "memory_records_tenant_hnsw" in indexes and "memory_records_embedding_hnsw" not in indexes

@@ -138,16 +138,17 @@ def _fix_embedding_dimension(conn: psycopg.Connection[Any], dim: int, model: str
             ).fetchone()
             if typed is not None and typed[0] == "vector":
                 conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE vector({int(dim)})")
-        if True:  # idempotent (IF NOT EXISTS): also upgrades databases migrated before 0006
-            # Per-subject search scans the subject's B-tree range exactly and never uses an ANN
-            # index; maintaining one on every row cost 3x write throughput (docs/benchmarks.md).
-            # The approximate index covers only what is searched tenant-wide: reusable resolutions
-            # and tenant-scoped memories (pgvector >= 0.8 iterative scans keep filtered recall).
-            conn.execute(
-                "CREATE INDEX IF NOT EXISTS memory_records_tenant_hnsw ON memory_records "
-                "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64) "
-                "WHERE scope = 'tenant' OR type = 'resolution'"
-            )
+        # Per-subject search scans the subject's B-tree range exactly and never uses an ANN index;
+        # maintaining one on every row cost 3x write throughput (docs/benchmarks.md). The approximate
+        # index covers only what is searched tenant-wide: reusable resolutions and tenant-scoped
+        # memories (pgvector >= 0.8 iterative scans keep filtered recall). IF NOT EXISTS: this also
+        # upgrades databases migrated before 0006.
+        conn.execute(
+            "CREATE INDEX IF NOT EXISTS memory_records_tenant_hnsw ON memory_records "
+            "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64) "
+            "WHERE scope = 'tenant' OR type = 'resolution'"
+        )
+        if row is None:
             conn.execute(
                 "INSERT INTO deployment_settings (key, value) VALUES ('embedding_dim', %s), ('embedding_model', %s)",
                 (str(dim), model),
