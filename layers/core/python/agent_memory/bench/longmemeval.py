@@ -82,6 +82,7 @@ def run(
     data_dir: str | None = None,
     top_k: int = 10,
     container: Any = None,
+    reuse: bool = False,
 ) -> dict[str, Any]:
     from agent_memory.bootstrap import build_container
     from agent_memory.config import Settings
@@ -102,7 +103,7 @@ def run(
     ku_pairs = ku_right = 0
     truncated = 0
     t_ingest = t_query = 0.0
-    questions = 0
+    questions = questions_reused = 0
     for q in load_questions(data):
         if q["question_id"].endswith("_abs"):
             continue
@@ -121,29 +122,12 @@ def run(
         turns.sort(key=lambda x: x[3])  # ingest in date order
         t0 = time.perf_counter()
         texts = [t[2][:MAX_CONTENT_CHARS] for t in turns]
-        truncated += sum(len(t[2]) > MAX_CONTENT_CHARS for t in turns)
-        writes = [
-            MemoryWrite(
-                subject_id=subject,
-                type="episode",
-                content=text,
-                source={"kind": "customer_confirmed"},
-                session_id=sid,
-                effective_at=when,
-                confidence=0.9,
-            )
-            for (sid, _, _, when, _), text in zip(turns, texts, strict=True)
-        ]
-        memory_turns: dict[str, list[str]] = defaultdict(list)
-        memory_session: dict[str, str] = {}
-        for start in range(
-            0, len(writes), 64
-        ):  # the gateway embeds each chunk (and its sentences) in one batch
-            results = container.gateway.write_many(agent, writes[start : start + 64])
-            for (sid, i, _, _, _), res in zip(turns[start : start + 64], results, strict=True):
-                if res.memory is not None:
-                    memory_turns[res.memory.id].append(f"{sid}#{i}")
-                    memory_session.setdefault(res.memory.id, sid)
+        if reuse and _already_ingested(container, subject):
+            memory_turns, memory_session = _mapping_from_store(container, subject, turns, texts)
+            questions_reused += 1
+        else:
+            memory_turns, memory_session = _ingest(container, agent, subject, turns, texts)
+            truncated += sum(len(t[2]) > MAX_CONTENT_CHARS for t in turns)
         t_ingest += time.perf_counter() - t0
 
         t1 = time.perf_counter()
@@ -199,7 +183,62 @@ def run(
         "ingest_seconds": round(t_ingest, 1),
         "query_ms_mean": round(1000 * t_query / max(overall.n, 1), 2),
         "top_k": top_k,
+        "questions_reused_from_data_dir": questions_reused,
     }
+
+
+def _ingest(
+    container: Any, agent: Principal, subject: str, turns: list[Any], texts: list[str]
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    writes = [
+        MemoryWrite(
+            subject_id=subject,
+            type="episode",
+            content=text,
+            source={"kind": "customer_confirmed"},
+            session_id=sid,
+            effective_at=when,
+            confidence=0.9,
+        )
+        for (sid, _, _, when, _), text in zip(turns, texts, strict=True)
+    ]
+    memory_turns: dict[str, list[str]] = defaultdict(list)
+    memory_session: dict[str, str] = {}
+    for start in range(0, len(writes), 64):  # the gateway embeds each chunk (and its sentences) in one batch
+        results = container.gateway.write_many(agent, writes[start : start + 64])
+        for (sid, i, _, _, _), res in zip(turns[start : start + 64], results, strict=True):
+            if res.memory is not None:
+                memory_turns[res.memory.id].append(f"{sid}#{i}")
+                memory_session.setdefault(res.memory.id, sid)
+    return memory_turns, memory_session
+
+
+def _already_ingested(container: Any, subject: str) -> bool:
+    with container.db.tenant_transaction(TENANT) as conn:
+        row = conn.execute(
+            "SELECT count(*) AS n FROM memory_records WHERE subject_id = %s", (subject,)
+        ).fetchone()
+    return bool(row and row["n"])
+
+
+def _mapping_from_store(
+    container: Any, subject: str, turns: list[Any], texts: list[str]
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """`--reuse`: rank again over a data dir an earlier run ingested (ranking changes, same data)."""
+    by_key: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for (sid, i, _, _, _), text in zip(turns, texts, strict=True):
+        by_key[(sid, text)].append(f"{sid}#{i}")
+    memory_turns: dict[str, list[str]] = defaultdict(list)
+    memory_session: dict[str, str] = {}
+    with container.db.tenant_transaction(TENANT) as conn:
+        rows = conn.execute(
+            "SELECT id, session_id, content FROM memory_records WHERE subject_id = %s AND status = 'active'",
+            (subject,),
+        ).fetchall()
+    for r in rows:
+        memory_turns[r["id"]] += by_key.get((r["session_id"], r["content"]), [])
+        memory_session[r["id"]] = r["session_id"]
+    return memory_turns, memory_session
 
 
 def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
@@ -212,9 +251,14 @@ def main(argv: list[str]) -> dict[str, Any]:
     p.add_argument("--data", default=DEFAULT_DATA)
     p.add_argument("--limit", type=int, help="only the first N questions (smoke runs)")
     p.add_argument("--data-dir", help="where the benchmark's embedded PostgreSQL lives (default: a temp dir)")
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="questions already ingested in --data-dir are only asked again (ranking experiments)",
+    )
     p.add_argument("--json")
     a = p.parse_args(argv)
-    report = run(a.data, limit=a.limit, data_dir=a.data_dir)
+    report = run(a.data, limit=a.limit, data_dir=a.data_dir, reuse=a.reuse)
     if a.json:
         Path(a.json).write_text(json.dumps(report, indent=2) + "\n")
     return report

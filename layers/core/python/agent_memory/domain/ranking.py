@@ -39,7 +39,7 @@ HALF_LIFE_DAYS: dict[MemoryType, float | None] = {
     MemoryType.SENTIMENT: 60.0,
     MemoryType.OBSERVATION: 30.0,
 }
-RECENCY_WEIGHT = 0.1  # at most 10% of a score: age breaks near-ties, it does not outvote relevance
+RECENCY_WEIGHT = 0.05  # at most 5% of a score: age breaks near-ties, it never outvotes relevance
 
 # Similarity floors per embedding model (POLICY.md: 0.78 for text-embedding-3-small).
 # MiniLM's floor is calibrated in docs/benchmarks.md (`memory bench floor`).

@@ -205,7 +205,7 @@ class RetrievalBroker:
             for row in rows
         ]
         query_tokens = rows[0].query_lexemes or [] if rows else []
-        ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=top_k * 2)
+        ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=top_k)
         floor = similarity_floor(self.embedder.name)
 
         # Freshness gate: memories in slots the system of record owns yield to the live value.
