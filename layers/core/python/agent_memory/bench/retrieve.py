@@ -84,9 +84,9 @@ class TimedConn:
         self._conn = conn
         self.elapsed = 0.0
 
-    def execute(self, query: Any, params: Any = None) -> Any:
+    def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
         t = time.perf_counter()
-        rows = self._conn.execute(query, params).fetchall()
+        rows = self._conn.execute(query, params, **kw).fetchall()
         self.elapsed += time.perf_counter() - t
         return _Rows(rows)
 
@@ -110,7 +110,8 @@ class ExplainConn(TimedConn):
 
     plan: list[str]
 
-    def execute(self, query: Any, params: Any = None) -> Any:
+    def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+        # EXPLAIN output is text: the plan, not the rows, so the binary flag is not passed on
         rows = self._conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + query, params).fetchall()
         self.plan = [next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows]
         return _Rows([])
