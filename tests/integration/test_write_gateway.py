@@ -151,6 +151,17 @@ def test_given_the_embedder_fails_when_writing_then_the_record_is_kept_and_flagg
         ).fetchone()
     assert row["missing"] and row["found"]  # keyword retrieval still finds it
 
+    # When the embedder is back, the nightly job (and the local server's upkeep) indexes it
+    assert container.lifecycle.reindex_pending("gw") >= 1
+    with container.store.tenant("gw") as s:
+        healed = s.get_record(r.memory.id)
+    assert "embedding_pending" not in healed.flags and healed.embedding_model == container.embedder.name
+    with container.db.tenant_transaction("gw") as conn:
+        assert conn.execute(
+            "SELECT embedding IS NOT NULL AS v FROM memory_records WHERE id = %s", (r.memory.id,)
+        ).fetchone()["v"]
+    assert container.lifecycle.reindex_pending("gw") == 0
+
 
 def test_given_a_sor_fact_then_a_customer_claim_then_the_claim_is_contested_and_sor_stays(container):
     sor = container.gateway.write(

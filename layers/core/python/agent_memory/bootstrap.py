@@ -7,7 +7,7 @@ tests with `set_container`.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agent_memory.adapters.postgres.database import Database, migrate
@@ -49,7 +49,6 @@ class Container:
     extraction: ExtractionWorker
     erasure: ErasureService
     lifecycle: LifecycleService
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
         self.db.close()
@@ -203,7 +202,7 @@ def build_container(
         ),
         erasure=ErasureService(store, objects, invalidate_caches=_sor_cache_invalidator(sor)),
         lifecycle=LifecycleService(
-            store, policies, objects, transcript_ttl_days=settings.transcript_ttl_days
+            store, policies, objects, transcript_ttl_days=settings.transcript_ttl_days, embedder=embedder
         ),
     )
     container.lifecycle.seal_access_log = container.access_log.seal_tenant

@@ -64,8 +64,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         while not stop.wait(5.0):
             try:
                 container.access_log.seal_all()
+                for tenant in container.store.tenants():  # records written while the embedder was down
+                    container.lifecycle.reindex_pending(tenant)
             except Exception as exc:
-                print(f"access-log sealing failed: {type(exc).__name__}", file=sys.stderr)
+                print(f"background upkeep failed: {type(exc).__name__}", file=sys.stderr)
 
     threading.Thread(target=seal_access_events, name="memory-sealer", daemon=True).start()
     host, port = server.server_address[:2]

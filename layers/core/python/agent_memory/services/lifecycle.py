@@ -18,7 +18,9 @@ import numpy as np
 from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.records import Principal, utcnow
+from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
+from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.authorization import require_mutation
@@ -40,6 +42,7 @@ class PurgeReport:
     promoted: int = 0
     demoted: int = 0
     access_events_sealed: int = 0
+    reindexed: int = 0
     overdue_erasures: int = 0
     batches: int = 0
     longest_batch_ms: float = 0.0
@@ -58,6 +61,7 @@ class LifecycleService:
         *,
         transcript_ttl_days: int,
         seal_access_log: Callable[[str], int] | None = None,
+        embedder: Embedder | None = None,
         clock: Callable[[], datetime] = utcnow,
         batch_size: int = 1000,
     ) -> None:
@@ -66,6 +70,7 @@ class LifecycleService:
         self.objects = objects
         self.transcript_ttl_days = transcript_ttl_days
         self.seal_access_log = seal_access_log
+        self.embedder = embedder
         self.clock = clock
         self.batch_size = batch_size
 
@@ -80,6 +85,8 @@ class LifecycleService:
                 self.consolidate(tenant, report)
             if self.seal_access_log and not dry_run:
                 report.access_events_sealed += self.seal_access_log(tenant)
+            if not dry_run:
+                report.reindexed += self.reindex_pending(tenant)
         logger.info("purge finished", extra={k: v for k, v in report.as_dict().items() if k != "tenants"})
         return report
 
@@ -218,6 +225,33 @@ class LifecycleService:
                     else:
                         s.demote_observation(o["id"])
                         report.demoted += 1
+
+    def reindex_pending(self, tenant: str, batch: int = 100) -> int:
+        """Give a vector (and sentence vectors) to records written while the embedder was down.
+        Keyword and structured retrieval found them meanwhile; now vector search does too."""
+        if self.embedder is None:
+            return 0
+        done = 0
+        while True:
+            try:
+                with self.store.tenant(tenant) as s:
+                    records = s.records_missing_embedding(batch)
+                    if not records:
+                        return done
+                    pieces = [[r.content, *split_sentences(r.content)] for r in records]
+                    vectors = self.embedder.embed([p for ps in pieces for p in ps])
+                    at = 0
+                    for record, ps in zip(records, pieces, strict=True):
+                        s.set_embedding(record.id, vectors[at], self.embedder.name)
+                        if len(ps) > 1:
+                            s.insert_sentences(record.id, record.subject_id, vectors[at + 1 : at + len(ps)])
+                        at += len(ps)
+            except Exception as exc:  # still down: the records stay flagged and the next run retries
+                logger.warning("reindex deferred", extra={"tenant": tenant, "error": type(exc).__name__})
+                return done
+            done += len(records)
+            if len(records) < batch:
+                return done
 
     # -- legal hold ----------------------------------------------------------------
     def set_subject_hold(
