@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import tempfile
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from agent_memory.domain.enums import Role
 from agent_memory.domain.records import MAX_CONTENT_CHARS, MemoryWrite, Principal
@@ -63,16 +66,22 @@ def dedupe(seq: list[str]) -> list[str]:
 
 @dataclass
 class Scores:
+    """Means per metric over the questions the metric applies to (a metric given as None is skipped:
+    turn metrics for a question whose evidence is only in assistant turns, which are not indexed)."""
+
     n: int = 0
     sums: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
-    def add(self, **values: float) -> None:
+    def add(self, **values: float | None) -> None:
         self.n += 1
         for k, v in values.items():
-            self.sums[k] += v
+            if v is not None:
+                self.sums[k] += v
+                self.counts[k] += 1
 
     def means(self) -> dict[str, float]:
-        return {k: round(v / self.n, 4) for k, v in self.sums.items()} if self.n else {}
+        return {k: round(v / self.counts[k], 4) for k, v in self.sums.items()}
 
 
 def run(
@@ -80,9 +89,11 @@ def run(
     *,
     limit: int | None = None,
     data_dir: str | None = None,
-    top_k: int = 10,
+    top_k: int = 50,
     container: Any = None,
     reuse: bool = False,
+    embedding_cache: str | None = None,
+    details: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     from agent_memory.bootstrap import build_container
     from agent_memory.config import Settings
@@ -96,6 +107,11 @@ def run(
                 embedder_threads=2,
             )
         )
+    cache_report: dict[str, Any] | None = None
+    if embedding_cache:
+        cached = CachedEmbedder.load(container.embedder, Path(embedding_cache))
+        container.embedder = container.gateway.embedder = cached
+        cache_report = cached.report
     container.policies.set(TENANT, "benchmark")
     agent = Principal(sub="bench", tenant_id=TENANT, roles=frozenset({Role.AGENT}))
     overall = Scores()
@@ -120,6 +136,8 @@ def run(
                 if turn["role"] == "user" and turn["content"].strip():
                     turns.append((sid, i, turn["content"], when, bool(turn.get("has_answer"))))
         turns.sort(key=lambda x: x[3])  # ingest in date order
+        if cache_report is not None and "verified_sample" not in cache_report:
+            container.embedder.verify([t[2] for t in turns])
         t0 = time.perf_counter()
         texts = [t[2][:MAX_CONTENT_CHARS] for t in turns]
         if reuse and _already_ingested(container, subject):
@@ -146,16 +164,18 @@ def run(
         ranked_sessions = dedupe([memory_session[mid] for mid in ranked_ids if mid in memory_session])
         gold_turns = {f"{sid}#{i}" for sid, i, _, _, gold in turns if gold}
         gold_sessions = set(q["answer_session_ids"])
+        has_turn_gold = bool(gold_turns)
         scores = {
-            "turn_recall_all_at_5": recall_all(ranked_turns, gold_turns, 5),
-            "turn_recall_all_at_10": recall_all(ranked_turns, gold_turns, 10),
+            "turn_recall_all_at_5": recall_all(ranked_turns, gold_turns, 5) if has_turn_gold else None,
+            "turn_recall_all_at_10": recall_all(ranked_turns, gold_turns, 10) if has_turn_gold else None,
             "session_recall_all_at_5": recall_all(ranked_sessions, gold_sessions, 5),
             "session_recall_all_at_10": recall_all(ranked_sessions, gold_sessions, 10),
-            "turn_ndcg_any_at_5": ndcg_any(ranked_turns, gold_turns, 5),
+            "turn_ndcg_any_at_5": ndcg_any(ranked_turns, gold_turns, 5) if has_turn_gold else None,
             "session_ndcg_any_at_5": ndcg_any(ranked_sessions, gold_sessions, 5),
         }
         overall.add(**scores)
         by_type[q["question_type"]].add(**scores)
+        scores = dict(scores)
         if q["question_type"] == "knowledge-update":
             dated = sorted(
                 {
@@ -169,21 +189,29 @@ def run(
                 pos = {s: i for i, s in enumerate(ranked_sessions)}
                 ku_pairs += 1
                 ku_right += int(pos.get(newer, 10**6) < pos.get(older, 10**6))
+                scores["ku_newer_rank"], scores["ku_older_rank"] = pos.get(newer), pos.get(older)
+        if details is not None:
+            details.append({"question_id": q["question_id"], "type": q["question_type"], **scores})
     if own:
         container.close()
     means = overall.means()
     return {
         "data": str(data),
         "questions": overall.n,
+        "questions_with_user_turn_evidence": overall.counts.get("turn_recall_all_at_5", 0),
         **means,
         "ku_ordering": round(ku_right / ku_pairs, 4) if ku_pairs else None,
         "ku_pairs": ku_pairs,
-        "by_type": {k: {"questions": v.n, **v.means()} for k, v in sorted(by_type.items())},
+        "by_type": {
+            k: {"questions": v.n, "questions_with_user_turn_evidence": v.counts.get("turn_recall_all_at_5", 0), **v.means()}
+            for k, v in sorted(by_type.items())
+        },
         "turns_truncated_to_max_content": truncated,
         "ingest_seconds": round(t_ingest, 1),
         "query_ms_mean": round(1000 * t_query / max(overall.n, 1), 2),
         "top_k": top_k,
         "questions_reused_from_data_dir": questions_reused,
+        "embedding_cache": cache_report,
     }
 
 
@@ -241,6 +269,63 @@ def _mapping_from_store(
     return memory_turns, memory_session
 
 
+class CachedEmbedder:
+    """Vectors the same model computed before (`<name>_keys.json`: sha1 of each text, beside
+    `<name>_emb.npy`), so a re-run does not spend an hour embedding the same 170,000 texts.
+    Misses go to the real embedder. Refused unless a sample of cached vectors matches what the
+    real embedder computes now (cosine >= 0.999): a cache from another model cannot slip in."""
+
+    def __init__(self, inner: Any, table: dict[str, np.ndarray]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self.table = table
+        self.hits = self.misses = 0
+        self.report: dict[str, Any] = {"vectors": len(table)}
+
+    @classmethod
+    def load(cls, inner: Any, directory: Path) -> CachedEmbedder:
+        table: dict[str, np.ndarray] = {}
+        for keys_file in sorted(directory.glob("*_keys.json")):
+            vectors = np.load(keys_file.with_name(keys_file.name.replace("_keys.json", "_emb.npy")))
+            keys = json.loads(keys_file.read_text())
+            if len(keys) != len(vectors) or vectors.shape[1] != inner.dimension:
+                raise ValueError(f"{keys_file}: keys and vectors do not line up with a {inner.dimension}-d model")
+            table.update(zip(keys, vectors, strict=True))
+        return cls(inner, table)
+
+    def verify(self, texts: list[str]) -> None:
+        known = [t for t in texts if _key(t) in self.table][:16]
+        if not known:
+            raise ValueError("the embedding cache holds none of the benchmark's texts")
+        fresh = self.inner.embed(known)
+        cosines = [float(self.table[_key(t)] @ v) for t, v in zip(known, fresh, strict=True)]
+        self.report["verified_sample"] = len(known)
+        self.report["min_cosine_to_fresh"] = round(min(cosines), 5)
+        if min(cosines) < 0.999:
+            raise ValueError(f"the embedding cache was made by another model (cosine {min(cosines):.4f})")
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        missing = []
+        for i, t in enumerate(texts):
+            v = self.table.get(_key(t))
+            if v is None:
+                missing.append(i)
+            else:
+                out[i] = v
+        if missing:
+            out[missing] = self.inner.embed([texts[i] for i in missing])
+        self.hits += len(texts) - len(missing)
+        self.misses += len(missing)
+        self.report.update(hits=self.hits, misses=self.misses)
+        return out
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+
+
 def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
     """The broker asked 'as of' a question's date (recency decay is relative to it)."""
     return lambda: moment
@@ -256,9 +341,25 @@ def main(argv: list[str]) -> dict[str, Any]:
         action="store_true",
         help="questions already ingested in --data-dir are only asked again (ranking experiments)",
     )
+    p.add_argument(
+        "--embedding-cache",
+        help="directory of <name>_keys.json (sha1 of each text) + <name>_emb.npy vectors from the same "
+        "model; checked against fresh vectors before use, misses are embedded",
+    )
+    p.add_argument("--details", help="write one JSON line per question (its scores and evidence ranks) here")
     p.add_argument("--json")
     a = p.parse_args(argv)
-    report = run(a.data, limit=a.limit, data_dir=a.data_dir, reuse=a.reuse)
+    details: list[dict[str, Any]] | None = [] if a.details else None
+    report = run(
+        a.data,
+        limit=a.limit,
+        data_dir=a.data_dir,
+        reuse=a.reuse,
+        embedding_cache=a.embedding_cache,
+        details=details,
+    )
+    if a.details and details is not None:
+        Path(a.details).write_text("".join(json.dumps(d) + "\n" for d in details))
     if a.json:
         Path(a.json).write_text(json.dumps(report, indent=2) + "\n")
     return report

@@ -69,14 +69,30 @@ def assemble(
 
     Line costs are summed (each line plus its newline, each heading once); the
     final text is then counted exactly and trimmed from the end if the sum was low.
+    While the running total stays within the budget by an upper bound (a byte-level BPE token
+    is at least one byte, so a line has at most as many tokens as UTF-8 bytes), lines are not
+    tokenised one by one: the result is the same as counting every line, at a fraction of the cost.
     """
     base = count_tokens(render(subject_id, pinned))
     headings_used: set[str] = {ln.section for ln in pinned}
     budget_used = base
+    exact = False  # budget_used is an upper bound until a line might not fit
     taken: list[ContextLine] = []
     for line in ranked:
+        heading = line.section not in headings_used
+        if not exact:
+            bound = upper_bound_tokens(line.text) + 1
+            if heading:
+                bound += upper_bound_tokens(HEADINGS[line.section]) + 1
+            if budget_used + bound <= max_tokens:
+                taken.append(line)
+                headings_used.add(line.section)
+                budget_used += bound
+                continue
+            exact = True
+            budget_used = base + _exact_cost(taken, {ln.section for ln in pinned})
         cost = count_tokens(line.text) + 1
-        if line.section not in headings_used:
+        if heading:
             cost += count_tokens(HEADINGS[line.section]) + 1
         if budget_used + cost > max_tokens:
             break
@@ -96,3 +112,18 @@ def assemble(
         included=[ln.key for ln in pinned] + [ln.key for ln in taken],
         dropped=[ln.key for ln in ranked if ln.key not in kept],
     )
+
+
+def upper_bound_tokens(text: str) -> int:
+    """No cl100k/o200k encoding of `text` has more tokens than it has UTF-8 bytes."""
+    return len(text.encode("utf-8"))
+
+
+def _exact_cost(lines: list[ContextLine], headings_used: set[str]) -> int:
+    cost = 0
+    for line in lines:
+        cost += count_tokens(line.text) + 1
+        if line.section not in headings_used:
+            cost += count_tokens(HEADINGS[line.section]) + 1
+            headings_used.add(line.section)
+    return cost

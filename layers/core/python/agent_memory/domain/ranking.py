@@ -14,9 +14,8 @@ Pure: the broker gives it what the database found and gets back ordered candidat
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -39,6 +38,8 @@ HALF_LIFE_DAYS: dict[MemoryType, float | None] = {
     MemoryType.SENTIMENT: 60.0,
     MemoryType.OBSERVATION: 30.0,
 }
+REORDER_WINDOW = 5  # the newest-version reorder acts among the five best: it changes which version
+# comes first, never which memories rank first (a wider window cost LongMemEval turn recall@5 0.10)
 RECENCY_WEIGHT = 0.05  # at most 5% of a score: age breaks near-ties, it never outvotes relevance
 
 # Similarity floors per embedding model (POLICY.md: 0.78 for text-embedding-3-small).
@@ -74,7 +75,6 @@ QUERY_FILLER = frozenset(
         "know",
     ]
 )
-_TSV_ITEM = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
 
 
 @dataclass
@@ -84,7 +84,8 @@ class Candidate:
     lexical: float  # ts_rank_cd, 0 when no term matched
     sentence_similarity: float | None = None
     embedding: np.ndarray | None = None
-    tokens: list[str] = field(default_factory=list)
+    term_counts: dict[str, int] = field(default_factory=dict)  # query lexeme -> occurrences
+    length: int = 0  # stemmed tokens in the memory
     relevance: float = 0.0
     score: float = 0.0
 
@@ -92,14 +93,6 @@ class Candidate:
     def dense(self) -> float | None:
         values = [v for v in (self.similarity, self.sentence_similarity) if v is not None]
         return max(values) if values else None
-
-
-def tokens_from_tsvector(text: str) -> list[str]:
-    """Lexemes repeated once per position, from `tsvector::text` ("'bake':3 'cake':1,4")."""
-    out: list[str] = []
-    for lexeme, positions in _TSV_ITEM.findall(text or ""):
-        out.extend([lexeme.replace("''", "'")] * (positions.count(",") + 1 if positions else 1))
-    return out
 
 
 def similarity_floor(embedding_model: str) -> float:
@@ -115,23 +108,27 @@ def recency_weight(memory_type: MemoryType, effective_at: datetime, now: datetim
 
 
 def bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> np.ndarray:
-    """Okapi BM25 of the query against each doc, document frequencies from the docs themselves."""
-    n = len(docs)
+    """Okapi BM25 of the query against each tokenised doc (document frequencies from the docs)."""
+    wanted = set(query)
+    return bm25_counts(query, [Counter(t for t in d if t in wanted) for d in docs], [len(d) for d in docs])
+
+
+def bm25_counts(query: Sequence[str], term_counts: Sequence[Mapping[str, int]], lengths: Sequence[int]) -> np.ndarray:
+    """BM25 from what the database counted: each doc's occurrences of the query terms and its length."""
+    n = len(term_counts)
     scores = np.zeros(n)
     terms = list(dict.fromkeys(query))
     if not n or not terms:
         return scores
-    wanted = set(terms)
-    tfs = [Counter(t for t in d if t in wanted) for d in docs]
     df: Counter[str] = Counter()
-    for tf in tfs:
-        df.update(tf.keys())
-    lengths = np.array([len(d) for d in docs], dtype=float)
-    avg = float(lengths.mean()) or 1.0
+    for tf in term_counts:
+        df.update(t for t in terms if tf.get(t))
+    length = np.asarray(lengths, dtype=float)
+    avg = float(length.mean()) or 1.0
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-    for i, tf in enumerate(tfs):
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[i] / avg)
-        scores[i] = sum(idf[t] * f * (BM25_K1 + 1) / (f + norm) for t, f in tf.items())
+    for i, tf in enumerate(term_counts):
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length[i] / avg)
+        scores[i] = sum(idf[t] * f * (BM25_K1 + 1) / (f + norm) for t in terms if (f := tf.get(t, 0)))
     return scores
 
 
@@ -145,13 +142,14 @@ def _minmax(x: np.ndarray) -> np.ndarray:
 def rank_candidates(
     candidates: list[Candidate], now: datetime, *, query_tokens: Sequence[str] = (), head: int = 10
 ) -> list[Candidate]:
-    """Score and order the candidates; the first `head` get the newest-version reorder."""
+    """Score and order the candidates; the first `head` (at most REORDER_WINDOW) get the
+    newest-version reorder."""
     if not candidates:
         return []
     dense = np.array([c.dense if c.dense is not None else 0.0 for c in candidates])
     topical = [t for t in query_tokens if t not in QUERY_FILLER] or list(query_tokens)
-    if topical and any(c.tokens for c in candidates):
-        lexical = bm25(topical, [c.tokens for c in candidates])
+    if topical and any(c.length for c in candidates):
+        lexical = bm25_counts(topical, [c.term_counts for c in candidates], [c.length for c in candidates])
     else:
         lexical = np.array([c.lexical for c in candidates])
     fused = W_LEXICAL * _minmax(lexical) + (1 - W_LEXICAL) * _minmax(dense)
@@ -164,8 +162,9 @@ def rank_candidates(
         recency = 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * recency_weight(r.type, r.effective_at, now)
         c.score = c.relevance * trust * verified * confidence * recency
     ordered = sorted(candidates, key=lambda c: (-c.score, -c.record.effective_at.timestamp(), c.record.id))
-    top = _newest_version_first(ordered[:head])
-    result = top + ordered[head:]
+    window = min(head, REORDER_WINDOW)
+    top = _newest_version_first(ordered[:window])
+    result = top + ordered[window:]
     ceiling = math.inf
     for c in result:  # keep reported scores monotone after the reorder
         c.score = min(c.score, ceiling)

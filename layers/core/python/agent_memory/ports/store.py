@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -43,7 +43,8 @@ class RetrievalRow:
     lexical: float
     sentence_similarity: float | None = None
     embedding: np.ndarray | None = None
-    lexemes: str = ""  # the row's tsvector as text: stemmed lexemes with positions
+    term_counts: dict[str, int] = field(default_factory=dict)  # query lexemes -> occurrences here
+    doc_length: int = 0  # stemmed tokens in the memory (its tsvector's positions)
     query_lexemes: list[str] | None = None
 
 
@@ -176,7 +177,10 @@ class TenantSession(Protocol):
 
 
 class MemoryStore(Protocol):
-    def tenant(self, tenant_id: str) -> AbstractContextManager[TenantSession]: ...
+    def tenant(self, tenant_id: str, *, reuse_plans: bool = False) -> AbstractContextManager[TenantSession]:
+        """One tenant-scoped transaction. `reuse_plans`: the hot read path, whose repeated
+        statements keep one generic plan instead of being planned per call."""
+        ...
     def ping(self) -> bool: ...
     def tenants(self) -> Iterator[str]: ...
 

@@ -22,7 +22,6 @@ from agent_memory.domain.ranking import (
     is_relevant,
     rank_candidates,
     similarity_floor,
-    tokens_from_tsvector,
 )
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.observability import logger
@@ -121,7 +120,7 @@ class RetrievalBroker:
             query_embedding = self._embed(request.query)
         timings["embed"] = (time.perf_counter() - t0) * 1000
 
-        with self.store.tenant(principal.tenant_id) as session:
+        with self.store.tenant(principal.tenant_id, reuse_plans=True) as session:
             t1 = time.perf_counter()
             rows = session.retrieval_candidates(
                 subject_id=request.subject_id,
@@ -200,7 +199,8 @@ class RetrievalBroker:
                 row.lexical,
                 row.sentence_similarity,
                 row.embedding,
-                tokens_from_tsvector(row.lexemes),
+                row.term_counts,
+                row.doc_length,
             )
             for row in rows
         ]
@@ -289,7 +289,9 @@ class RetrievalBroker:
             + [(c, "supporting") for c in supporting]
             + [(c, "unverified") for c in unverified]
         )
-        rest.sort(key=lambda cs: (-cs[0].score, cs[0].record.id))
+        # Rank order, not score: the newest-version reorder may leave a moved memory tied in score.
+        position = {id(c): i for i, c in enumerate(ranked)}
+        rest.sort(key=lambda cs: position[id(cs[0])])
         ordered = sectioned + rest
         lines = [ContextLine(c.record.id, section, render_memory(c.record)) for c, section in ordered]
         assembled = assemble(request.subject_id, pinned, lines, max_tokens)

@@ -63,10 +63,20 @@ class Database:
         self.pool.close()
 
     @contextmanager
-    def tenant_transaction(self, tenant_id: str) -> Iterator[psycopg.Connection[DictRow]]:
-        """One transaction in which row-level security sees only `tenant_id`."""
+    def tenant_transaction(
+        self, tenant_id: str, *, reuse_plans: bool = False
+    ) -> Iterator[psycopg.Connection[DictRow]]:
+        """One transaction in which row-level security sees only `tenant_id`.
+
+        `reuse_plans`: statements this connection has prepared run their generic plan instead of
+        being planned again for each call (the retrieval query's planning cost more than its
+        execution). Only for statements whose best plan does not depend on the parameters.
+        """
         with self.pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant_id,))
+            conn.execute(
+                "SELECT set_config('app.tenant_id', %s, true), set_config('plan_cache_mode', %s, true)",
+                (tenant_id, "force_generic_plan" if reuse_plans else "auto"),
+            )
             yield conn
 
     @contextmanager
@@ -138,6 +148,16 @@ def _fix_embedding_dimension(conn: psycopg.Connection[Any], dim: int, model: str
             ).fetchone()
             if typed is not None and typed[0] == "vector":
                 conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE vector({int(dim)})")
+            # Keep vectors inside the row (pgvector's default, EXTERNAL, moves a 384-d vector to
+            # TOAST as soon as the row passes 2 kB, which cost two extra index lookups per
+            # candidate). MAIN still moves a vector out of line when it alone cannot fit a page.
+            # Rows written before this setting keep their storage until rewritten.
+            storage = conn.execute(
+                "SELECT attstorage FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s",
+                (table, column),
+            ).fetchone()
+            if storage is not None and storage[0] != "m":
+                conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE MAIN")
         # Per-subject search scans the subject's B-tree range exactly and never uses an ANN index;
         # maintaining one on every row cost 3x write throughput (docs/benchmarks.md). The approximate
         # index covers only what is searched tenant-wide: reusable resolutions and tenant-scoped

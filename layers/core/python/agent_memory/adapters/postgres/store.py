@@ -321,12 +321,14 @@ class PostgresTenantSession(LifecycleQueries):
         """
         rows = self.conn.execute(
             f"""
-            WITH q AS (SELECT to_tsquery('english', %(tsq)s) AS tsq, %(q)s::vector AS vec),
+            WITH q AS (SELECT to_tsquery('english', %(tsq)s) AS tsq, %(q)s::vector AS vec,
+                              ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %(qtext)s))) AS lexemes),
             scoped AS MATERIALIZED (
-                SELECT r.id,
+                SELECT {", ".join("r." + c for c in _FIELDS)}, r.embedding, r.content_tsv,
                        CASE WHEN q.vec IS NULL OR r.embedding IS NULL THEN NULL
                             ELSE 1 - (r.embedding <=> q.vec) END AS similarity,
-                       CASE WHEN numnode(q.tsq) = 0 THEN 0 ELSE ts_rank_cd(r.content_tsv, q.tsq) END AS lexical
+                       CASE WHEN numnode(q.tsq) = 0 THEN 0 ELSE ts_rank_cd(r.content_tsv, q.tsq) END AS lexical,
+                       (r.type = 'fact' AND r.authority IN ('system_of_record', 'human_verified')) AS pinned
                   FROM memory_records r, q
                  WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
                    AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
@@ -340,24 +342,25 @@ class PostgresTenantSession(LifecycleQueries):
                    AND ms.memory_id IN (SELECT id FROM scoped)
                  GROUP BY ms.memory_id
             ),
-            by_vector AS (SELECT id FROM scoped WHERE similarity IS NOT NULL
-                          ORDER BY similarity DESC, id LIMIT %(n)s),
-            by_sentence AS (SELECT id FROM sentences ORDER BY sentence_similarity DESC, id LIMIT %(n)s),
-            by_text AS (SELECT id FROM scoped WHERE lexical > 0 ORDER BY lexical DESC, id LIMIT %(n)s),
-            pinned AS (SELECT id FROM memory_records
-                        WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'active' AND type = 'fact'
-                          AND authority IN ('system_of_record', 'human_verified')
-                          AND (expires_at IS NULL OR expires_at > %(now)s) AND sensitivity_rank <= %(clr)s
-                          AND (%(types)s::text[] IS NULL OR type = ANY(%(types)s))
-                        LIMIT %(n)s)
-            SELECT {", ".join("r." + c for c in _FIELDS)}, s.similarity, s.lexical, se.sentence_similarity,
-                   r.embedding, r.content_tsv::text AS lexemes,
-                   (SELECT coalesce(array_agg(lexeme), '{{}}') FROM unnest(to_tsvector('english', %(qtext)s)))
-                       AS query_lexemes
-              FROM scoped s JOIN memory_records r ON r.id = s.id
-              LEFT JOIN sentences se ON se.id = s.id
-             WHERE s.id IN (SELECT id FROM by_vector UNION SELECT id FROM by_sentence
-                            UNION SELECT id FROM by_text UNION SELECT id FROM pinned)
+            ranked AS (
+                SELECT s.*, se.sentence_similarity,
+                       row_number() OVER (ORDER BY s.similarity DESC NULLS LAST, s.id) AS by_vector,
+                       row_number() OVER (ORDER BY se.sentence_similarity DESC NULLS LAST, s.id) AS by_sentence,
+                       row_number() OVER (ORDER BY s.lexical DESC, s.id) AS by_text,
+                       row_number() OVER (PARTITION BY s.pinned ORDER BY s.id) AS by_pin
+                  FROM scoped s LEFT JOIN sentences se ON se.id = s.id
+            )
+            SELECT {", ".join(_FIELDS)}, similarity, lexical, sentence_similarity, embedding,
+                   (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)::int
+                      FROM unnest(content_tsv) u) AS doc_length,
+                   (SELECT jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
+                      FROM unnest(content_tsv) u, q WHERE u.lexeme = ANY(q.lexemes)) AS term_counts,
+                   (SELECT lexemes FROM q) AS query_lexemes
+              FROM ranked
+             WHERE (similarity IS NOT NULL AND by_vector <= %(n)s)
+                OR (sentence_similarity IS NOT NULL AND by_sentence <= %(n)s)
+                OR (lexical > 0 AND by_text <= %(n)s)
+                OR (pinned AND by_pin <= %(n)s)
             """,
             {
                 "t": self.tenant_id,
@@ -379,7 +382,8 @@ class PostgresTenantSession(LifecycleQueries):
                 lexical=float(r["lexical"] or 0.0),
                 sentence_similarity=r["sentence_similarity"],
                 embedding=_as_array(r["embedding"]),
-                lexemes=r["lexemes"] or "",
+                term_counts=r["term_counts"] or {},
+                doc_length=r["doc_length"],
                 query_lexemes=list(r["query_lexemes"] or []),
             )
             for r in rows
@@ -608,9 +612,9 @@ class PostgresStore:
         self.db = db
 
     @contextmanager
-    def tenant(self, tenant_id: str) -> Iterator[PostgresTenantSession]:
+    def tenant(self, tenant_id: str, *, reuse_plans: bool = False) -> Iterator[PostgresTenantSession]:
         try:
-            with self.db.tenant_transaction(tenant_id) as conn:
+            with self.db.tenant_transaction(tenant_id, reuse_plans=reuse_plans) as conn:
                 yield PostgresTenantSession(conn, tenant_id)
         except (
             psycopg.errors.UniqueViolation,

@@ -1,0 +1,108 @@
+"""Pure ranking rules: BM25 from database counts, relevance before age, newest version first."""
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_memory.domain.enums import Authority, MemoryType, Status
+from agent_memory.domain.ranking import Candidate, bm25, bm25_counts, rank_candidates
+from agent_memory.domain.records import MemoryRecord, Source
+
+NOW = datetime(2026, 10, 1, tzinfo=UTC)
+
+
+def record(rid: str, *, days_old: float, session: str, mtype: MemoryType = MemoryType.EPISODE) -> MemoryRecord:
+    when = NOW - timedelta(days=days_old)
+    return MemoryRecord(
+        id=rid,
+        tenant_id="t",
+        subject_id="S-1",
+        session_id=session,
+        type=mtype,
+        category="EPISODE",
+        content=f"content of {rid}",
+        source=Source(kind=Authority.CUSTOMER_CONFIRMED),
+        actor="x",
+        authority=Authority.CUSTOMER_CONFIRMED,
+        confidence=0.9,
+        status=Status.ACTIVE,
+        created_at=when,
+        effective_at=when,
+        content_hash=rid,
+    )
+
+
+def unit(v: list[float]) -> np.ndarray:
+    a = np.array(v, dtype=np.float32)
+    return a / np.linalg.norm(a)
+
+
+words = st.lists(st.sampled_from(["plan", "seat", "renew", "email", "price", "cake"]), max_size=12)
+
+
+@given(query=words, docs=st.lists(words, min_size=1, max_size=8))
+def test_bm25_from_database_counts_equals_bm25_over_the_tokens(query, docs):
+    # Given documents as token lists, and the same documents as the database counts them
+    wanted = set(query)
+    counts = [{t: n for t, n in Counter(d).items() if t in wanted} for d in docs]
+    # When both forms are scored
+    from_tokens = bm25(query, docs)
+    from_counts = bm25_counts(query, counts, [len(d) for d in docs])
+    # Then the scores agree
+    np.testing.assert_allclose(from_counts, from_tokens)
+
+
+def test_a_document_with_the_rarer_query_term_scores_higher():
+    # Given three documents, one holding the term only it has
+    counts = [{"renew": 1}, {"renew": 1, "seat": 1}, {"renew": 1}]
+    # When BM25 scores them for "renew seat"
+    scores = bm25_counts(["renew", "seat"], counts, [5, 5, 5])
+    # Then the one with the rare term is first and the others tie
+    assert scores[1] > scores[0] == scores[2] > 0
+
+
+def test_relevance_outvotes_age():
+    # Given an old, closely matching memory and a new, weakly matching one
+    old = Candidate(record("old", days_old=400, session="a"), similarity=0.9, lexical=0.0)
+    new = Candidate(record("new", days_old=1, session="b"), similarity=0.2, lexical=0.0)
+    # When ranked
+    ranked = rank_candidates([new, old], NOW)
+    # Then relevance decides
+    assert [c.record.id for c in ranked] == ["old", "new"]
+
+
+def test_the_newer_version_of_the_same_thing_moves_above_the_older():
+    # Given two memories about the same thing from different sessions, the older slightly more similar
+    v = unit([1.0, 0.2, 0.0])
+    older = Candidate(record("older", days_old=200, session="a"), similarity=0.80, lexical=0.0, embedding=v)
+    newer = Candidate(record("newer", days_old=10, session="b"), similarity=0.75, lexical=0.0, embedding=v)
+    filler = Candidate(record("other", days_old=5, session="c"), similarity=0.1, lexical=0.0, embedding=unit([0, 0, 1.0]))
+    # When ranked
+    ranked = rank_candidates([older, newer, filler], NOW, head=3)
+    # Then the newer version wins, and reported scores stay non-increasing
+    assert [c.record.id for c in ranked][:2] == ["newer", "older"]
+    assert all(a.score >= b.score for a, b in zip(ranked, ranked[1:], strict=False))
+
+
+def test_unrelated_newer_memories_do_not_jump_the_queue():
+    # Given a newer memory whose vector is unrelated to the better-ranked older one
+    older = Candidate(record("older", days_old=200, session="a"), similarity=0.80, lexical=0.0, embedding=unit([1.0, 0, 0]))
+    newer = Candidate(record("newer", days_old=10, session="b"), similarity=0.75, lexical=0.0, embedding=unit([0, 1.0, 0]))
+    # When ranked
+    ranked = rank_candidates([older, newer], NOW, head=2)
+    # Then the order is by score
+    assert [c.record.id for c in ranked] == ["older", "newer"]
+
+
+def test_verified_facts_do_not_decay_but_episodes_do():
+    # Given the same relevance for an old fact and an old episode
+    fact = Candidate(record("fact", days_old=720, session="a", mtype=MemoryType.FACT), similarity=0.5, lexical=0.0)
+    episode = Candidate(record("episode", days_old=720, session="b"), similarity=0.5, lexical=0.0)
+    anchor = Candidate(record("anchor", days_old=0, session="c"), similarity=0.0, lexical=0.0)
+    # When ranked
+    rank_candidates([fact, episode, anchor], NOW, head=0)
+    # Then only the episode lost score to age
+    assert fact.score > episode.score
