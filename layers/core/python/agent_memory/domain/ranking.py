@@ -14,6 +14,7 @@ Pure: the broker gives it what the database found and gets back ordered candidat
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ SIMILARITY_FLOORS: dict[str, float] = {
     "local-minilm-onnx": 0.15,
 }
 DEFAULT_FLOOR = 0.15
+
+_TSV_ENTRY = re.compile(r"'(?:[^']|'')*'")
 
 # Question filler that carries no topic ("how many weeks ago did I mention..."), as english stems.
 QUERY_FILLER = frozenset(
@@ -93,6 +96,33 @@ class Candidate:
     def dense(self) -> float | None:
         values = [v for v in (self.similarity, self.sentence_similarity) if v is not None]
         return max(values) if values else None
+
+
+def lexeme_counts(tsvector_text: str, lexemes: Sequence[str]) -> tuple[dict[str, int], int]:
+    """From `tsvector::text` ("'bake':3 'cake':1,4"): occurrences of each wanted lexeme, and the
+    document's length in tokens (positions). Only the wanted lexemes are looked up: parsing every
+    entry cost more than the rest of the ranking."""
+    if not tsvector_text:
+        return {}, 0
+    counts: dict[str, int] = {}
+    for lexeme in lexemes:
+        quoted = "'" + lexeme.replace("'", "''") + "'"
+        at = tsvector_text.find(quoted)
+        while at > 0 and tsvector_text[at - 1] != " ":  # a match inside another entry
+            at = tsvector_text.find(quoted, at + 1)
+        if at < 0:
+            continue
+        end = at + len(quoted)
+        if end < len(tsvector_text) and tsvector_text[end] not in " :":
+            continue
+        if end < len(tsvector_text) and tsvector_text[end] == ":":
+            stop = tsvector_text.find(" ", end)
+            counts[lexeme] = tsvector_text.count(",", end, stop if stop >= 0 else len(tsvector_text)) + 1
+        else:
+            counts[lexeme] = 1
+    with_positions = tsvector_text.count("':")
+    entries = len(_TSV_ENTRY.findall(tsvector_text)) if with_positions == 0 else with_positions
+    return counts, entries + tsvector_text.count(",")
 
 
 def similarity_floor(embedding_model: str) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -43,8 +43,7 @@ class RetrievalRow:
     lexical: float
     sentence_similarity: float | None = None
     embedding: np.ndarray | None = None
-    term_counts: dict[str, int] = field(default_factory=dict)  # query lexemes -> occurrences here
-    doc_length: int = 0  # stemmed tokens in the memory (its tsvector's positions)
+    lexemes: str = ""  # the row's tsvector as text ("'bake':3 'cake':1,4")
     query_lexemes: list[str] | None = None
 
 

@@ -20,6 +20,7 @@ from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import (
     Candidate,
     is_relevant,
+    lexeme_counts,
     rank_candidates,
     similarity_floor,
 )
@@ -192,6 +193,7 @@ class RetrievalBroker:
         def exclude(reason: str, n: int = 1) -> None:
             excluded[reason] = excluded.get(reason, 0) + n
 
+        query_tokens = rows[0].query_lexemes or [] if rows else []
         candidates = [
             Candidate(
                 row.record,
@@ -199,12 +201,10 @@ class RetrievalBroker:
                 row.lexical,
                 row.sentence_similarity,
                 row.embedding,
-                row.term_counts,
-                row.doc_length,
+                *lexeme_counts(row.lexemes, query_tokens),
             )
             for row in rows
         ]
-        query_tokens = rows[0].query_lexemes or [] if rows else []
         ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=top_k)
         floor = similarity_floor(self.embedder.name)
 

@@ -37,6 +37,10 @@ RECORD_COLUMNS = (
 _FIELDS = [c.strip() for c in RECORD_COLUMNS.split(",")]
 
 
+# A whole record as one JSON text, validated by pydantic in one pass: on the retrieval path this
+# decodes ~25% faster than forty typed columns (docs/benchmarks.md).
+_RECORD_JSON = "json_build_object(" + ", ".join(f"'{c}', r.{c}" for c in _FIELDS) + ")::text"
+
 _REAL_FIELDS = ("confidence", "importance")  # float4 columns: binary results carry float4 noise
 
 
@@ -321,46 +325,35 @@ class PostgresTenantSession(LifecycleQueries):
         """
         rows = self.conn.execute(
             f"""
-            WITH q AS (SELECT to_tsquery('english', %(tsq)s) AS tsq, %(q)s::vector AS vec,
-                              ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', %(qtext)s))) AS lexemes),
-            scoped AS MATERIALIZED (
-                SELECT {", ".join("r." + c for c in _FIELDS)}, r.embedding, r.content_tsv,
-                       CASE WHEN q.vec IS NULL OR r.embedding IS NULL THEN NULL
-                            ELSE 1 - (r.embedding <=> q.vec) END AS similarity,
-                       CASE WHEN numnode(q.tsq) = 0 THEN 0 ELSE ts_rank_cd(r.content_tsv, q.tsq) END AS lexical,
-                       (r.type = 'fact' AND r.authority IN ('system_of_record', 'human_verified')) AS pinned
-                  FROM memory_records r, q
-                 WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
-                   AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
-                   AND r.sensitivity_rank <= %(clr)s
-                   AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s))
-            ),
-            sentences AS MATERIALIZED (
-                SELECT ms.memory_id AS id, max(1 - (ms.embedding <=> q.vec)) AS sentence_similarity
-                  FROM memory_sentences ms, q
-                 WHERE q.vec IS NOT NULL AND ms.tenant_id = %(t)s AND ms.subject_id = %(s)s
-                   AND ms.memory_id IN (SELECT id FROM scoped)
-                 GROUP BY ms.memory_id
-            ),
-            ranked AS (
-                SELECT s.*, se.sentence_similarity,
-                       row_number() OVER (ORDER BY s.similarity DESC NULLS LAST, s.id) AS by_vector,
-                       row_number() OVER (ORDER BY se.sentence_similarity DESC NULLS LAST, s.id) AS by_sentence,
-                       row_number() OVER (ORDER BY s.lexical DESC, s.id) AS by_text,
-                       row_number() OVER (PARTITION BY s.pinned ORDER BY s.id) AS by_pin
-                  FROM scoped s LEFT JOIN sentences se ON se.id = s.id
-            )
-            SELECT {", ".join(_FIELDS)}, similarity, lexical, sentence_similarity, embedding,
-                   (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0)::int
-                      FROM unnest(content_tsv) u) AS doc_length,
-                   (SELECT jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
-                      FROM unnest(content_tsv) u, q WHERE u.lexeme = ANY(q.lexemes)) AS term_counts,
-                   (SELECT lexemes FROM q) AS query_lexemes
-              FROM ranked
-             WHERE (similarity IS NOT NULL AND by_vector <= %(n)s)
-                OR (sentence_similarity IS NOT NULL AND by_sentence <= %(n)s)
-                OR (lexical > 0 AND by_text <= %(n)s)
-                OR (pinned AND by_pin <= %(n)s)
+            SELECT {_RECORD_JSON} AS record, r.embedding, r.content_tsv::text AS lexemes,
+                   c.similarity, c.lexical, c.sentence_similarity,
+                   (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(qtext)s))) AS query_lexemes
+              FROM (
+                SELECT x.*,
+                       row_number() OVER (ORDER BY similarity DESC NULLS LAST, id) AS by_vector,
+                       row_number() OVER (ORDER BY sentence_similarity DESC NULLS LAST, id) AS by_sentence,
+                       row_number() OVER (ORDER BY lexical DESC, id) AS by_text,
+                       row_number() OVER (PARTITION BY pinned ORDER BY id) AS by_pin
+                  FROM (
+                    SELECT r.id,
+                           1 - (r.embedding <=> %(q)s::vector) AS similarity,
+                           CASE WHEN %(tsq)s = '' THEN 0
+                                ELSE ts_rank_cd(r.content_tsv, to_tsquery('english', %(tsq)s)) END AS lexical,
+                           (SELECT max(1 - (ms.embedding <=> %(q)s::vector)) FROM memory_sentences ms
+                             WHERE ms.memory_id = r.id) AS sentence_similarity,
+                           (r.type = 'fact' AND r.authority IN ('system_of_record', 'human_verified')) AS pinned
+                      FROM memory_records r
+                     WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
+                       AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
+                       AND r.sensitivity_rank <= %(clr)s
+                       AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s))
+                  ) x
+              ) c
+              JOIN memory_records r ON r.id = c.id
+             WHERE (c.similarity IS NOT NULL AND c.by_vector <= %(n)s)
+                OR (c.sentence_similarity IS NOT NULL AND c.by_sentence <= %(n)s)
+                OR (c.lexical > 0 AND c.by_text <= %(n)s)
+                OR (c.pinned AND c.by_pin <= %(n)s)
             """,
             {
                 "t": self.tenant_id,
@@ -377,13 +370,12 @@ class PostgresTenantSession(LifecycleQueries):
         ).fetchall()
         return [
             RetrievalRow(
-                record=row_to_record(r),
+                record=MemoryRecord.model_validate_json(r["record"]),
                 similarity=r["similarity"],
                 lexical=float(r["lexical"] or 0.0),
                 sentence_similarity=r["sentence_similarity"],
                 embedding=_as_array(r["embedding"]),
-                term_counts=r["term_counts"] or {},
-                doc_length=r["doc_length"],
+                lexemes=r["lexemes"] or "",
                 query_lexemes=list(r["query_lexemes"] or []),
             )
             for r in rows
