@@ -111,15 +111,19 @@ def test_unknown_subject_gets_a_verified_zero_receipt(api, t):
     assert done["status"] == "verified" and done["receipt"]["records"] == 0
 
 
-def test_another_tenants_subject_is_untouched_and_its_erasure_invisible(api, t, container):
+def test_another_tenants_subject_gets_404_and_stays_untouched(api, t, container):
+    # Given a subject only tenant "era" holds
     remember(api, t["agent"], "CUST-TENANT", "Keeps a portfolio review every March")
-    started = api.post(
-        "/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["other_privacy"]
-    )
-    done = wait_for(api, t["other_privacy"], started.body["erasure_id"])
-    assert done["receipt"]["records"] == 0
+    # When another tenant's privacy officer asks to erase it
+    refused = api.post("/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["other_privacy"])
+    # Then 404, no erasure is started, and the owner's data is untouched
+    assert refused.status == 404 and refused.body["error"]["code"] == "not_found"
+    assert "Keeps a portfolio" not in str(refused.body)
     assert layers_of(container, "era", "CUST-TENANT")["records"] == 1
-    assert api.get(f"/v1/erasures/{started.body['erasure_id']}", token=t["privacy"]).status == 404
+    # And the owning tenant can still erase it
+    started = api.post("/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["privacy"])
+    assert wait_for(api, t["privacy"], started.body["erasure_id"])["receipt"]["records"] == 1
+    assert api.get(f"/v1/erasures/{started.body['erasure_id']}", token=t["other_privacy"]).status == 404
 
 
 def test_only_a_privacy_officer_may_erase(api, t):

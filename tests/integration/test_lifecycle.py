@@ -250,3 +250,52 @@ def test_observations_corroborated_by_independent_sessions_go_to_review_and_lone
         demoted = s.get_record(lone.memory.id)
     assert all(p.status.value == "pending_approval" for p in promoted) and report.promoted >= 2
     assert demoted.status.value == "quarantined" and demoted.confidence < lone.memory.confidence
+
+
+def _twin(container, source_id, twin_id, content, created_offset):
+    """A near-duplicate the gateway would have refused: same vector, other wording, own hash."""
+    with container.db.tenant_transaction(TENANT) as conn:
+        conn.execute(
+            """INSERT INTO memory_records (id, tenant_id, subject_id, scope, session_id, type, category, content, source,
+                   actor, authority, authority_rank, confidence, sensitivity, sensitivity_rank, status, created_at,
+                   effective_at, lineage_keys, content_hash, embedding, embedding_model)
+               SELECT %(id)s, tenant_id, subject_id, scope, %(id)s, type, category, %(content)s, source, actor,
+                   authority, authority_rank, confidence, sensitivity, sensitivity_rank, 'active',
+                   created_at + %(offset)s, effective_at, ARRAY['session:' || %(id)s], md5(%(content)s),
+                   embedding, embedding_model
+                 FROM memory_records WHERE id = %(src)s""",
+            {"id": twin_id, "content": content, "offset": created_offset, "src": source_id},
+        )
+
+
+def status_of(container, memory_id):
+    with container.store.tenant(TENANT) as s:
+        return s.get_record(memory_id).status.value
+
+
+def test_near_duplicates_are_merged_incrementally_each_new_memory_against_its_subject(container):
+    # Given an episode and a near-duplicate of it written a second later
+    now = datetime.now(UTC)
+    a = container.gateway.write(
+        AGENT,
+        MemoryWrite.model_validate(
+            {"subject_id": "S-NEAR", "type": "episode", "content": "Upgraded the warehouse cluster to 16 nodes",
+             "source": {"kind": "customer_confirmed"}, "session_id": "near-1"}
+        ),
+    ).memory
+    _twin(container, a.id, "mem_near_1", "Upgraded warehouse cluster to sixteen nodes", timedelta(seconds=1))
+    _twin(container, a.id, "mem_near_3h", "The warehouse cluster went to 16 nodes", timedelta(hours=3))
+    # When the nightly job runs
+    lifecycle(container, now).purge(tenants=[TENANT])
+    # Then the newer ones are folded into the older
+    assert status_of(container, "mem_near_1") == "superseded"
+    assert status_of(container, "mem_near_3h") == "superseded"
+    # Given a near-duplicate written after that run, and one back-dated before its watermark
+    _twin(container, a.id, "mem_near_2", "Cluster upgraded to 16 warehouse nodes", timedelta(hours=5))
+    _twin(container, a.id, "mem_near_old", "Warehouse cluster now has 16 nodes", timedelta(days=-10))
+    # When the job runs again
+    lifecycle(container, now + timedelta(days=1)).purge(tenants=[TENANT])
+    # Then the new one was compared and merged, and the pass did not re-scan what it had already seen
+    assert status_of(container, "mem_near_2") == "superseded"
+    assert status_of(container, "mem_near_old") == "active"
+    assert status_of(container, a.id) == "active"

@@ -52,6 +52,10 @@ class PurgeReport:
         return self.__dict__.copy()
 
 
+NEAR_DUPLICATE_WATERMARK = "near_duplicates"
+NEAR_DUPLICATE_PAIRS_PER_RUN = 500
+
+
 class LifecycleService:
     def __init__(
         self,
@@ -164,11 +168,19 @@ class LifecycleService:
         policy = self.policies.for_tenant(tenant)
         with self.store.tenant(tenant) as s:
             groups = s.duplicate_groups(500)
+            # Near duplicates: only memories written since the last complete pass, each against its
+            # subject (the full pairwise pass is quadratic in a subject's size). The watermark moves
+            # only when the pass found fewer pairs than its cap, and keeps an hour of overlap for
+            # writes that committed late; it is read from the data (the newest memory seen), not a clock; re-checking a pair is harmless.
+            since = s.watermark(NEAR_DUPLICATE_WATERMARK)
+            newest = s.newest_created_at()
             pairs = (
-                s.near_duplicate_pairs(policy.near_duplicate_similarity, 500)
+                s.near_duplicate_pairs(policy.near_duplicate_similarity, NEAR_DUPLICATE_PAIRS_PER_RUN, since)
                 if policy.near_duplicate_similarity <= 1.0
                 else []
             )
+            if len(pairs) < NEAR_DUPLICATE_PAIRS_PER_RUN and newest is not None:
+                s.set_watermark(NEAR_DUPLICATE_WATERMARK, newest - timedelta(hours=1))
             merges: dict[str, set[str]] = defaultdict(set)
             for g in groups:
                 merges[g["ids"][0]].update(g["ids"][1:])

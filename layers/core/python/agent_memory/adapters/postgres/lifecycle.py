@@ -18,6 +18,17 @@ from psycopg.types.json import Jsonb
 RETRIEVABLE = ("active", "pending_approval", "contested")
 
 
+# Records derived from a subject carry its lineage keys (session:..., transcript:...). One GIN probe
+# per key: `lineage_keys && <thousands of keys>` OR-ed with the subject filter made the planner scan
+# the whole table and compare every row against every key (30 s of a 10,000-memory erasure).
+_DERIVED = """SELECT d.id FROM unnest(%(lk)s::text[]) AS k(key)
+                 CROSS JOIN LATERAL (SELECT id FROM memory_records
+                                      WHERE tenant_id = %(t)s AND lineage_keys @> ARRAY[k.key]
+                                        AND subject_id <> %(s)s) d"""
+_SUBJECT_OR_DERIVED = f"""SELECT id FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s
+                          UNION {_DERIVED}"""
+
+
 class LifecycleQueries:
     conn: psycopg.Connection[DictRow]
     tenant_id: str
@@ -157,20 +168,44 @@ class LifecycleQueries:
             (self.tenant_id, limit),
         ).fetchall()
 
-    def near_duplicate_pairs(self, min_similarity: float, limit: int) -> list[dict[str, Any]]:
+    def near_duplicate_pairs(
+        self, min_similarity: float, limit: int, since: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """Pairs (older keep, newer merge) of one subject's similar slotless memories; with `since`,
+        only pairs whose newer member was written since then (each new memory against its subject)."""
         return self.conn.execute(
             """SELECT a.id AS keep, b.id AS merge
-                 FROM memory_records a
-                 JOIN memory_records b ON b.tenant_id = a.tenant_id AND b.subject_id = a.subject_id
-                  AND b.type = a.type AND b.slot IS NULL AND b.status = 'active'
+                 FROM memory_records b
+                 JOIN memory_records a ON a.tenant_id = b.tenant_id AND a.subject_id = b.subject_id
+                  AND a.status = 'active' AND a.type = b.type AND a.slot IS NULL
                   AND (b.created_at, b.id) > (a.created_at, a.id)
-                WHERE a.tenant_id = %s AND a.status = 'active' AND a.slot IS NULL
-                  AND a.type IN ('episode', 'resolution', 'sentiment')
+                WHERE b.tenant_id = %(t)s AND b.status = 'active' AND b.slot IS NULL
+                  AND b.type IN ('episode', 'resolution', 'sentiment')
+                  AND (%(since)s::timestamptz IS NULL OR b.created_at >= %(since)s)
                   AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL
-                  AND 1 - (a.embedding <=> b.embedding) >= %s
-                LIMIT %s""",
-            (self.tenant_id, min_similarity, limit),
+                  AND 1 - (a.embedding <=> b.embedding) >= %(sim)s
+                LIMIT %(lim)s""",
+            {"t": self.tenant_id, "sim": min_similarity, "lim": limit, "since": since},
         ).fetchall()
+
+    def newest_created_at(self) -> datetime | None:
+        row = self.conn.execute(
+            "SELECT max(created_at) AS at FROM memory_records WHERE tenant_id = %s", (self.tenant_id,)
+        ).fetchone()
+        return row["at"] if row else None
+
+    def watermark(self, name: str) -> datetime | None:
+        row = self.conn.execute(
+            "SELECT at FROM lifecycle_watermarks WHERE tenant_id = %s AND name = %s", (self.tenant_id, name)
+        ).fetchone()
+        return row["at"] if row else None
+
+    def set_watermark(self, name: str, at: datetime) -> None:
+        self.conn.execute(
+            """INSERT INTO lifecycle_watermarks (tenant_id, name, at) VALUES (%s, %s, %s)
+               ON CONFLICT (tenant_id, name) DO UPDATE SET at = excluded.at""",
+            (self.tenant_id, name, at),
+        )
 
     def observations(self, limit: int) -> list[dict[str, Any]]:
         return self.conn.execute(
@@ -288,6 +323,22 @@ class LifecycleQueries:
             (self.tenant_id, now),
         ).fetchall()
 
+    def subject_known(self, subject_id: str) -> bool:
+        """Does this tenant hold anything of the subject (memories or sessions)?"""
+        row = self.conn.execute(
+            """SELECT EXISTS (SELECT 1 FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s)
+                   OR EXISTS (SELECT 1 FROM sessions WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS known""",
+            {"t": self.tenant_id, "s": subject_id},
+        ).fetchone()
+        return bool(row and row["known"])
+
+    def subject_held_by_another_tenant(self, subject_id: str) -> bool:
+        """Yes or no, and nothing else, from a function that sees past row-level security (0007)."""
+        row = self.conn.execute(
+            "SELECT subject_held_by_another_tenant(%s, %s) AS held", (subject_id, self.tenant_id)
+        ).fetchone()
+        return bool(row and row["held"])
+
     def subject_lineage(self, subject_id: str) -> dict[str, Any]:
         row = self.conn.execute(
             """SELECT count(*) AS records,
@@ -326,10 +377,11 @@ class LifecycleQueries:
 
     def purge_subject_index(self, subject_id: str, lineage_keys: Sequence[str]) -> int:
         rows = self.conn.execute(
-            """UPDATE memory_records SET embedding = NULL, status = 'tombstoned'
-                WHERE tenant_id = %s AND (subject_id = %s OR lineage_keys && %s::text[])
-                RETURNING id""",
-            (self.tenant_id, subject_id, list(lineage_keys)),
+            f"""WITH targets AS ({_SUBJECT_OR_DERIVED})
+                UPDATE memory_records m SET embedding = NULL, status = 'tombstoned'
+                  FROM targets WHERE m.id = targets.id
+                RETURNING m.id""",
+            {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)},
         ).fetchall()
         self.conn.execute(
             "DELETE FROM memory_sentences WHERE tenant_id = %s AND (subject_id = %s OR memory_id = ANY(%s))",
@@ -340,9 +392,8 @@ class LifecycleQueries:
     def purge_subject_records(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]:
         self.lock_subject_exclusive(subject_id)
         derived = self.conn.execute(
-            """DELETE FROM memory_records
-                WHERE tenant_id = %s AND subject_id <> %s AND lineage_keys && %s::text[] RETURNING id""",
-            (self.tenant_id, subject_id, list(lineage_keys)),
+            f"""DELETE FROM memory_records WHERE id IN ({_DERIVED}) RETURNING id""",
+            {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)},
         ).fetchall()
         own = self.conn.execute(
             "DELETE FROM memory_records WHERE tenant_id = %s AND subject_id = %s RETURNING id",
@@ -363,16 +414,17 @@ class LifecycleQueries:
 
     def verify_subject_erased(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]:
         row = self.conn.execute(
-            """SELECT
-                 (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS records,
-                 (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s
-                    AND (subject_id = %(s)s OR lineage_keys && %(lk)s::text[]) AND embedding IS NOT NULL)
+            f"""WITH targets AS MATERIALIZED (
+                   SELECT r.id, r.embedding IS NOT NULL AS has_vector, r.content_tsv IS NOT NULL AS has_text,
+                          r.subject_id = %(s)s AS own
+                     FROM memory_records r WHERE r.id IN ({_SUBJECT_OR_DERIVED}))
+               SELECT
+                 (SELECT count(*) FROM targets WHERE own) AS records,
+                 (SELECT count(*) FROM targets WHERE has_vector)
                  + (SELECT count(*) FROM memory_sentences WHERE tenant_id = %(t)s AND subject_id = %(s)s)
                    AS embeddings,
-                 (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s
-                    AND (subject_id = %(s)s OR lineage_keys && %(lk)s::text[]) AND content_tsv IS NOT NULL) AS fulltext,
-                 (SELECT count(*) FROM memory_records WHERE tenant_id = %(t)s
-                    AND lineage_keys && %(lk)s::text[]) AS derived,
+                 (SELECT count(*) FROM targets WHERE has_text) AS fulltext,
+                 (SELECT count(*) FROM targets WHERE NOT own) AS derived,
                  (SELECT count(*) FROM idempotency_keys WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS cache,
                  (SELECT count(*) FROM sessions WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS sessions""",
             {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)},
