@@ -1,4 +1,5 @@
-"""POST /v1/retrieve: the memory context for an agent's next turn."""
+"""POST /v1/retrieve: the memory context for an agent's next turn.
+POST /v1/resolutions/search: reusable resolutions across the tenant (HNSW, iterative scan)."""
 
 from typing import Any
 
@@ -8,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from agent_memory.api.http import create_app, current_principal
 from agent_memory.bootstrap import get_container
 from agent_memory.observability import logger, metrics, tracer
-from agent_memory.services.retrieval import RetrieveRequest
+from agent_memory.services.retrieval import ResolutionSearchRequest, RetrieveRequest
 
 app = create_app()
 
@@ -27,6 +28,13 @@ def retrieve(body: RetrieveRequest) -> dict[str, Any]:
     if result.live_unavailable:
         metrics.add_metric(name="SystemOfRecordUnavailable", unit=MetricUnit.Count, value=1)
     return result.public_view()
+
+
+@app.post("/v1/resolutions/search", summary="Reusable resolutions across the tenant's subjects")
+def search_resolutions(body: ResolutionSearchRequest) -> dict[str, Any]:
+    result = get_container().broker.search_resolutions(current_principal(app), body)
+    metrics.add_metric(name="ResolutionSearchReturned", unit=MetricUnit.Count, value=len(result["resolutions"]))
+    return result
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -313,3 +313,90 @@ def test_http_system_of_record_values_are_cached_at_most_as_configured(httpserve
     assert len(httpserver.log) == 1
     with pytest.raises(ValueError):
         HttpSystemOfRecord(httpserver.url_for(""), cache_seconds=301)
+
+
+def resolution(api, token, subject, content, **extra):
+    return write(
+        api,
+        token,
+        subject_id=subject,
+        type="resolution",
+        content=content,
+        source={"kind": "confirmed_outcome", "system": "zendesk", "reference": f"T-{subject}"},
+        **extra,
+    )["memory"]["id"]
+
+
+def test_resolution_search_finds_other_customers_fixes_in_the_tenant_only_without_their_identity(api, t):
+    # Given resolutions of two customers of this tenant, one of another tenant, and a plain episode
+    sso_a = resolution(api, t["integration"], "ACC-RES-A", "SSO login loop after IdP certificate rotation: re-uploaded the new signing certificate; outcome: login works")
+    sso_b = resolution(api, t["integration"], "ACC-RES-B", "Fixed single sign-on redirect loop by updating the SAML certificate in the admin console")
+    write(api, t["integration"], subject_id="ACC-RES-A", type="episode", source={"kind": "customer_confirmed"},
+          content="Customer mentioned their SSO login loop started after the certificate rotation")
+    foreign = api.post(
+        "/v1/memories",
+        {"subject_id": "ACC-RES-X", "type": "resolution", "content": "SSO login loop fixed by re-uploading the certificate",
+         "source": {"kind": "confirmed_outcome", "system": "zendesk", "reference": "T-X"}},
+        token=api.token("other-tenant", "crm", ["integration"]),
+    ).body["memory"]["id"]
+    # When an agent serving a third customer searches the tenant's resolutions
+    reply = api.post(
+        "/v1/resolutions/search",
+        {"query": "SSO login keeps looping after the certificate was rotated", "top_k": 5, "subject_id": "ACC-RES-C"},
+        token=t["agent"],
+    )
+    # Then both customers' fixes come back, nearest first, and nothing else
+    assert reply.status == 200, reply.body
+    ids = [r["id"] for r in reply.body["resolutions"]]
+    assert set(ids) == {sso_a, sso_b} and foreign not in ids
+    sims = [r["similarity"] for r in reply.body["resolutions"]]
+    assert sims == sorted(sims, reverse=True)
+    # And no other customer's identity travels with them; the context is marked untrusted data
+    assert "ACC-RES-A" not in str(reply.body) and "ACC-RES-B" not in str(reply.body)
+    assert reply.body["context"].startswith('<retrieved_memory subject="ACC-RES-C">')
+    assert reply.body["tokens"] <= reply.body["max_tokens"]
+
+
+def test_resolution_search_respects_clearance_and_expiry_and_logs_the_access(api, t, container):
+    # Given a confidential resolution and an expired one
+    secret = resolution(api, t["integration"], "ACC-RES-D", "Wire transfer limit raised after compliance review of the treasury account",
+                        sensitivity="confidential")
+    old = resolution(api, t["integration"], "ACC-RES-E", "Wire transfer limit raised by the bank operations desk",
+                     expires_at="2026-01-01T00:00:00Z", effective_at="2025-01-01T00:00:00Z")
+    query = {"query": "how was the wire transfer limit raised", "top_k": 10}
+    # When an internal-clearance agent and a confidential-clearance agent search
+    low = api.post("/v1/resolutions/search", query, token=t["agent_low"]).body
+    high = api.post("/v1/resolutions/search", query, token=t["agent"]).body
+    # Then clearance decides, and the expired one is never returned
+    assert secret not in [r["id"] for r in low["resolutions"]]
+    assert secret in [r["id"] for r in high["resolutions"]]
+    assert old not in [r["id"] for r in high["resolutions"]] + [r["id"] for r in low["resolutions"]]
+    # And the access is logged with the ids returned (pending or already sealed into the chain)
+    with container.db.tenant_transaction("ret") as conn:
+        pending = conn.execute(
+            "SELECT memory_ids FROM retrieval_log WHERE payload->>'search' = 'tenant_wide'"
+        ).fetchall()
+        sealed = conn.execute(
+            "SELECT payload->'memory_ids' AS memory_ids FROM memory_events"
+            " WHERE event_type = 'memory_retrieved' AND payload->>'search' = 'tenant_wide'"
+        ).fetchall()
+    assert any(secret in r["memory_ids"] for r in pending + sealed)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"query": ""}, 422, "query"),
+        ({"query": "x" * 9000}, 413, "query"),
+        ({"query": "sso", "top_k": 0}, 422, "top_k"),
+        ({"query": "sso", "top_k": 10_000}, 422, "top_k"),
+        ({"query": "sso", "tenant_id": "other-tenant"}, 422, "tenant_id"),
+    ],
+)
+def test_resolution_search_bad_input_is_a_clear_4xx(api, t, body, status, field):
+    reply = api.post("/v1/resolutions/search", body, token=t["agent"])
+    assert reply.status == status and field in str(reply.body["error"])
+
+
+def test_resolution_search_needs_the_agent_role(api, t):
+    assert api.post("/v1/resolutions/search", {"query": "sso"}, token=t["reviewer"]).status == 403

@@ -463,8 +463,8 @@ class SqlProfile:
             finally:
                 prof.add("COMMIT (transaction exit)", time.perf_counter() - t)
 
-        psycopg.Connection.execute = c_exec  # type: ignore[method-assign]
-        psycopg.Cursor.executemany = k_many  # type: ignore[method-assign]
+        psycopg.Connection.execute = c_exec  # type: ignore[method-assign,assignment]
+        psycopg.Cursor.executemany = k_many  # type: ignore[method-assign,assignment]
         psycopg.Transaction.__exit__ = t_exit  # type: ignore[method-assign]
         try:
             yield self

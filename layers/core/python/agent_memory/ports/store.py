@@ -126,6 +126,9 @@ class TenantSession(Protocol):
         now: datetime,
         per_signal: int,
     ) -> list[RetrievalRow]: ...
+    def search_tenant_wide(
+        self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
+    ) -> list[tuple[MemoryRecord, float]]: ...
     def log_retrieval(
         self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
     ) -> str: ...

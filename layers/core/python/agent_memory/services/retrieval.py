@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.context import ContextLine, assemble, escape_text, minimum_tokens
 from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
-from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge
+from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import (
     Candidate,
@@ -52,6 +52,22 @@ class RetrieveRequest(BaseModel):
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
     types: list[MemoryType] | None = Field(default=None, max_length=7)
+
+
+class ResolutionSearchRequest(BaseModel):
+    """Tenant-wide search of reusable knowledge: resolutions and tenant-scoped memories."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(max_length=200_000)
+    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
+    subject_id: str | None = Field(
+        default=None, min_length=1, max_length=200, description="the customer being served (access log only)"
+    )
+    max_tokens: int | None = Field(default=None, ge=1, le=200_000)
+
+
+TENANT_WIDE = "tenant"  # the access log's subject for a tenant-wide search with no subject named
 
 
 @dataclass
@@ -101,10 +117,7 @@ class RetrievalBroker:
         self, principal: Principal, request: RetrieveRequest, *, query_embedding: np.ndarray | None = None
     ) -> Retrieval:
         require_read(principal, Role.AGENT)
-        if len(request.query) > MAX_QUERY_CHARS:
-            raise PayloadTooLarge(f"query exceeds {MAX_QUERY_CHARS} characters", field="query")
-        if not request.query.strip():
-            raise InvalidRequest("query must not be empty", field="query")
+        _check_query(request.query)
         policy = self.policies.for_tenant(principal.tenant_id)
         top_k = request.top_k or policy.retrieval_top_k
         max_tokens = request.max_tokens or policy.retrieval_max_tokens
@@ -170,6 +183,67 @@ class RetrievalBroker:
             candidates=len(rows),
             **result,
         )
+
+    def search_resolutions(
+        self,
+        principal: Principal,
+        request: ResolutionSearchRequest,
+        *,
+        query_embedding: np.ndarray | None = None,
+    ) -> dict[str, Any]:
+        """Reusable resolutions across the tenant's subjects, nearest first (HNSW, iterative scan).
+        Another customer's identity never travels with a hit: no subject, session or ticket ids."""
+        require_read(principal, Role.AGENT)
+        _check_query(request.query)
+        policy = self.policies.for_tenant(principal.tenant_id)
+        max_tokens = request.max_tokens or policy.retrieval_max_tokens
+        if max_tokens > policy.envelope_tokens:
+            raise InvalidRequest(
+                f"max_tokens {max_tokens} exceeds the tenant's envelope of {policy.envelope_tokens}",
+                field="max_tokens",
+            )
+        vector = query_embedding if query_embedding is not None else self._embed(request.query)
+        if vector is None:
+            raise Unavailable("the embedder is unavailable; tenant-wide search needs the query's vector")
+        floor = similarity_floor(self.embedder.name)
+        now = self.clock()
+        with self.store.tenant(principal.tenant_id, reuse_plans=True) as session:
+            hits = [
+                (r, sim)
+                for r, sim in session.search_tenant_wide(
+                    query_embedding=vector,
+                    max_sensitivity_rank=principal.clearance.rank,
+                    now=now,
+                    limit=request.top_k,
+                )
+                if sim >= floor
+            ]
+            context_subject = request.subject_id or TENANT_WIDE
+            lines = [ContextLine(r.id, "relevant", render_reusable(r)) for r, _ in hits]
+            assembled = assemble(context_subject, [], lines, max_tokens)
+            kept = set(assembled.included)
+            results = [
+                {
+                    "id": r.id,
+                    "type": r.type.value,
+                    "category": r.category,
+                    "content": r.content,
+                    "similarity": round(sim, 4),
+                    "authority": r.authority.value,
+                    "confidence": r.confidence,
+                    "effective_at": r.effective_at.isoformat(),
+                    "source_kind": r.source.kind.value,
+                }
+                for r, sim in hits
+                if r.id in kept
+            ]
+            session.log_retrieval(
+                subject_id=context_subject,
+                actor=principal.sub,
+                memory_ids=[r.id for r, _ in hits if r.id in kept],
+                payload={"search": "tenant_wide", "tokens": assembled.tokens},
+            )
+        return {"resolutions": results, "context": assembled.text, "tokens": assembled.tokens, "max_tokens": max_tokens}
 
     def _embed(self, query: str) -> np.ndarray | None:
         try:
@@ -319,6 +393,21 @@ class RetrievalBroker:
             "live_unavailable": live_unavailable,
             "stale_ids": stale_ids,
         }
+
+
+def _check_query(query: str) -> None:
+    if len(query) > MAX_QUERY_CHARS:
+        raise PayloadTooLarge(f"query exceeds {MAX_QUERY_CHARS} characters", field="query")
+    if not query.strip():
+        raise InvalidRequest("query must not be empty", field="query")
+
+
+def render_reusable(r: MemoryRecord) -> str:
+    """A line for another customer's resolution: what was done and how it ended, no identities."""
+    return (
+        f"- [{r.id}] {escape_text(r.content)} (reusable {r.type.value}; authority: {r.authority.value}; "
+        f"effective {_date(r.effective_at)})"
+    )
 
 
 def contradicts(record: MemoryRecord, field_name: str, live_value: Any) -> bool:

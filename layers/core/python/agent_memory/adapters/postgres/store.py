@@ -381,6 +381,35 @@ class PostgresTenantSession(LifecycleQueries):
             for r in rows
         ]
 
+    def search_tenant_wide(
+        self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Reusable knowledge across the tenant's subjects (resolutions, tenant-scoped memories) by the
+        partial HNSW index. pgvector's iterative scan keeps going until `limit` rows pass the filters
+        (status, expiry, clearance), so a filtered search is not left short; relaxed order is
+        re-sorted exactly here."""
+        self.conn.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %s, true)",
+            (str(max(40, 4 * limit)),),
+        )
+        rows = self.conn.execute(
+            f"""
+            SELECT record, 1 - distance AS similarity FROM (
+                SELECT {_RECORD_JSON} AS record, r.embedding <=> %(q)s::vector AS distance
+                  FROM memory_records r
+                 WHERE r.tenant_id = %(t)s AND (r.scope = 'tenant' OR r.type = 'resolution')
+                   AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
+                   AND r.sensitivity_rank <= %(clr)s AND r.embedding IS NOT NULL
+                 ORDER BY r.embedding <=> %(q)s::vector
+                 LIMIT %(n)s
+            ) hits ORDER BY distance
+            """,
+            {"t": self.tenant_id, "q": query_embedding, "now": now, "clr": max_sensitivity_rank, "n": limit},
+            binary=True,
+        ).fetchall()
+        return [(MemoryRecord.model_validate_json(r["record"]), float(r["similarity"])) for r in rows]
+
     def log_retrieval(
         self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
     ) -> str:
