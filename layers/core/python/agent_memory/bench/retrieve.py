@@ -129,7 +129,7 @@ def candidate_call(
     from agent_memory.adapters.postgres.store import PostgresTenantSession
     from agent_memory.services.retrieval import CANDIDATES_PER_SIGNAL
 
-    with container.db.tenant_transaction(c.TENANT) as conn:
+    with container.db.tenant_transaction(c.TENANT, reuse_plans=True) as conn:  # as the broker opens it
         wrapped = conn_wrapper(conn)
         session = PostgresTenantSession(wrapped, c.TENANT)  # type: ignore[arg-type]
         t = time.perf_counter()

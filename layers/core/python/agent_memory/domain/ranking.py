@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 import numpy as np
 
@@ -80,9 +81,46 @@ QUERY_FILLER = frozenset(
 )
 
 
+class Ranked(Protocol):
+    """What ranking reads of a memory: a stored MemoryRecord has it, and so does the narrow row
+    the retrieval query returns before the chosen few are fetched whole."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def type(self) -> MemoryType: ...
+    @property
+    def authority(self) -> Authority: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def effective_at(self) -> datetime: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def slot(self) -> str | None: ...
+    @property
+    def verified(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateFacts:
+    id: str
+    type: MemoryType
+    authority: Authority
+    confidence: float
+    effective_at: datetime
+    session_id: str | None
+    slot: str | None
+
+    @property
+    def verified(self) -> bool:
+        return self.authority in (Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED)
+
+
 @dataclass
 class Candidate:
-    record: MemoryRecord
+    record: Ranked
     similarity: float | None  # cosine of the memory's vector; None without a vector yet
     lexical: float  # ts_rank_cd, 0 when no term matched
     sentence_similarity: float | None = None
@@ -91,6 +129,7 @@ class Candidate:
     length: int = 0  # stemmed tokens in the memory
     relevance: float = 0.0
     score: float = 0.0
+    full: MemoryRecord | None = None  # the whole record, once fetched (rendering, live-value checks)
 
     @property
     def dense(self) -> float | None:
@@ -192,9 +231,14 @@ def rank_candidates(
         recency = 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * recency_weight(r.type, r.effective_at, now)
         c.score = c.relevance * trust * verified * confidence * recency
     ordered = sorted(candidates, key=lambda c: (-c.score, -c.record.effective_at.timestamp(), c.record.id))
+    return newest_version_first(ordered, head)
+
+
+def newest_version_first(ordered: list[Candidate], head: int) -> list[Candidate]:
+    """Apply the newest-version reorder to the first `head` (at most REORDER_WINDOW) of a ranked
+    list whose window members carry their embeddings; reported scores stay non-increasing."""
     window = min(head, REORDER_WINDOW)
-    top = _newest_version_first(ordered[:window])
-    result = top + ordered[window:]
+    result = _newest_version_first(ordered[:window]) + ordered[window:]
     ceiling = math.inf
     for c in result:  # keep reported scores monotone after the reorder
         c.score = min(c.score, ceiling)

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from agent_memory.domain.ranking import CandidateFacts
 from agent_memory.domain.records import AuditEvent, MemoryRecord
 
 
@@ -36,13 +37,13 @@ class AdmissionContext:
 
 @dataclass
 class RetrievalRow:
-    """One retrieval candidate as the store found it (similarities exact, within the subject)."""
+    """One retrieval candidate as the store found it (similarities exact, within the subject):
+    what ranking needs, not the whole record; the chosen few are fetched by `retrieval_records`."""
 
-    record: MemoryRecord
+    facts: CandidateFacts
     similarity: float | None
     lexical: float
     sentence_similarity: float | None = None
-    embedding: np.ndarray | None = None
     lexemes: str = ""  # the row's tsvector as text ("'bake':3 'cake':1,4")
     query_lexemes: list[str] | None = None
 
@@ -126,6 +127,9 @@ class TenantSession(Protocol):
         now: datetime,
         per_signal: int,
     ) -> list[RetrievalRow]: ...
+    def retrieval_records(
+        self, memory_ids: Sequence[str], with_embeddings: Sequence[str]
+    ) -> dict[str, tuple[MemoryRecord, np.ndarray | None]]: ...
     def search_tenant_wide(
         self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
     ) -> list[tuple[MemoryRecord, float]]: ...

@@ -18,16 +18,18 @@ from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import (
+    REORDER_WINDOW,
     Candidate,
     is_relevant,
     lexeme_counts,
+    newest_version_first,
     rank_candidates,
     similarity_floor,
 )
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
-from agent_memory.ports.store import MemoryStore, NewEvent, RetrievalRow
+from agent_memory.ports.store import MemoryStore, NewEvent, RetrievalRow, TenantSession
 from agent_memory.ports.system_of_record import (
     LiveValue,
     SystemOfRecord,
@@ -146,7 +148,7 @@ class RetrievalBroker:
                 per_signal=max(CANDIDATES_PER_SIGNAL, top_k * 4),
             )
             timings["db"] = (time.perf_counter() - t1) * 1000
-            result = self._compose(principal, request, policy, rows, top_k, max_tokens, now)
+            result = self._compose(session, principal, request, policy, rows, top_k, max_tokens, now)
             stale_ids = result.pop("stale_ids")
             newly_flagged = session.mark_needs_revalidation(stale_ids) if stale_ids else []
             if newly_flagged:
@@ -254,6 +256,7 @@ class RetrievalBroker:
 
     def _compose(
         self,
+        session: TenantSession,
         principal: Principal,
         request: RetrieveRequest,
         policy: PolicyProfile,
@@ -270,25 +273,42 @@ class RetrievalBroker:
         query_tokens = rows[0].query_lexemes or [] if rows else []
         candidates = [
             Candidate(
-                row.record,
+                row.facts,
                 row.similarity,
                 row.lexical,
                 row.sentence_similarity,
-                row.embedding,
+                None,
                 *lexeme_counts(row.lexemes, query_tokens),
             )
             for row in rows
         ]
-        ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=top_k)
+        ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=0)
         floor = similarity_floor(self.embedder.name)
+
+        # Fetch whole only what can reach the answer: the selection on the narrow facts, with room
+        # for every candidate a live value could exclude; the candidates in slots the system of
+        # record owns (their values are checked against it); the reorder window (with vectors).
+        window = ranked[: min(top_k, REORDER_WINDOW)]
+        owned = [c for c in ranked if c.record.slot in policy.sor_slot_fields]
+        reachable = _select(ranked, floor, top_k + len(owned), VERIFIED_FACTS_CAP + len(owned), lambda _: None)
+        wanted = {c.record.id for bucket in reachable.buckets for c in bucket}
+        wanted |= {c.record.id for c in owned} | {c.record.id for c in window}
+        fetched = session.retrieval_records(sorted(wanted), [c.record.id for c in window])
+        for c in ranked:
+            if c.record.id in fetched:
+                c.full, c.embedding = fetched[c.record.id]
+        vanished = [c for c in ranked if c.record.id in wanted and c.full is None]  # deleted meanwhile
+        if vanished:
+            exclude("deleted_meanwhile", len(vanished))
+            ranked = [c for c in ranked if not (c.record.id in wanted and c.full is None)]
+        ranked = newest_version_first(ranked, top_k)
 
         # Freshness gate: memories in slots the system of record owns yield to the live value.
         live_unavailable = False
         live_values: dict[str, LiveValue] = {}
         ticket: TicketState | None = None
-        needs_live = any(c.record.slot in policy.sor_slot_fields for c in ranked)
         try:
-            if needs_live:
+            if owned:
                 live_values = self.sor.account_values(principal.tenant_id, request.subject_id)
             if request.ticket_id:
                 ticket = self.sor.ticket(principal.tenant_id, request.ticket_id)
@@ -298,49 +318,20 @@ class RetrievalBroker:
 
         overrides: dict[str, list[str]] = {}
         stale_ids: list[str] = []
-        fresh: list[Candidate] = []
-        for c in ranked:
+
+        def stale(c: Candidate) -> str | None:
             slot_field = policy.sor_slot_fields.get(c.record.slot or "")
             live = live_values.get(slot_field) if slot_field else None
-            if live is not None and contradicts(c.record, slot_field or "", live.value):
-                exclude("stale_vs_live")
+            if live is not None and c.full is not None and contradicts(c.full, slot_field or "", live.value):
                 overrides.setdefault(live.field, []).append(c.record.id)
                 stale_ids.append(c.record.id)
-                continue
-            fresh.append(c)
+                return "stale_vs_live"
+            return None
 
-        # One version per slot (the store guarantees it; belt and braces for append-only twins).
-        seen_slots: set[str] = set()
-        verified: list[Candidate] = []
-        relevant: list[Candidate] = []
-        supporting: list[Candidate] = []
-        unverified: list[Candidate] = []
-        for c in fresh:
-            r = c.record
-            if r.slot:
-                if r.slot in seen_slots:
-                    exclude("duplicate_slot")
-                    continue
-                seen_slots.add(r.slot)
-            if r.type is MemoryType.FACT and r.verified:
-                if len(verified) < VERIFIED_FACTS_CAP:
-                    verified.append(c)
-                else:
-                    exclude("verified_cap")
-                continue
-            if not is_relevant(c, floor):
-                exclude("below_threshold")
-                continue
-            if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or r.type is MemoryType.SENTIMENT:
-                bucket = unverified
-            elif r.type in (MemoryType.EPISODE, MemoryType.OBSERVATION):
-                bucket = supporting
-            else:
-                bucket = relevant
-            if len(bucket) < top_k:
-                bucket.append(c)
-            else:
-                exclude("top_k")
+        chosen = _select(ranked, floor, top_k, VERIFIED_FACTS_CAP, stale)
+        for reason, n in chosen.excluded.items():
+            exclude(reason, n)
+        verified, relevant, supporting, unverified = chosen.buckets
 
         pinned: list[ContextLine] = []
         if ticket is not None:
@@ -367,7 +358,7 @@ class RetrievalBroker:
         position = {id(c): i for i, c in enumerate(ranked)}
         rest.sort(key=lambda cs: position[id(cs[0])])
         ordered = sectioned + rest
-        lines = [ContextLine(c.record.id, section, render_memory(c.record)) for c, section in ordered]
+        lines = [ContextLine(c.record.id, section, render_memory(_whole(c))) for c, section in ordered]
         assembled = assemble(request.subject_id, pinned, lines, max_tokens)
         if assembled.dropped:
             exclude("budget", len(assembled.dropped))
@@ -393,6 +384,63 @@ class RetrievalBroker:
             "live_unavailable": live_unavailable,
             "stale_ids": stale_ids,
         }
+
+
+@dataclass
+class _Selection:
+    buckets: tuple[list[Candidate], list[Candidate], list[Candidate], list[Candidate]]
+    excluded: dict[str, int]
+
+
+def _select(
+    ranked: list[Candidate],
+    floor: float,
+    per_section: int,
+    verified_cap: int,
+    stale: Callable[[Candidate], str | None],
+) -> _Selection:
+    """Sections in rank order: verified facts (capped), then relevant / supporting / unverified, each
+    at most `per_section`; one version per slot (the store guarantees it; belt and braces)."""
+    excluded: dict[str, int] = {}
+    seen_slots: set[str] = set()
+    verified: list[Candidate] = []
+    relevant: list[Candidate] = []
+    supporting: list[Candidate] = []
+    unverified: list[Candidate] = []
+    for c in ranked:
+        r = c.record
+        reason = stale(c)
+        if reason is None and r.slot:
+            if r.slot in seen_slots:
+                reason = "duplicate_slot"
+            else:
+                seen_slots.add(r.slot)
+        if reason is None and r.type is MemoryType.FACT and r.verified:
+            if len(verified) < verified_cap:
+                verified.append(c)
+                continue
+            reason = "verified_cap"
+        if reason is None and not is_relevant(c, floor):
+            reason = "below_threshold"
+        if reason is None:
+            if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or r.type is MemoryType.SENTIMENT:
+                bucket = unverified
+            elif r.type in (MemoryType.EPISODE, MemoryType.OBSERVATION):
+                bucket = supporting
+            else:
+                bucket = relevant
+            if len(bucket) < per_section:
+                bucket.append(c)
+                continue
+            reason = "top_k"
+        excluded[reason] = excluded.get(reason, 0) + 1
+    return _Selection((verified, relevant, supporting, unverified), excluded)
+
+
+def _whole(c: Candidate) -> MemoryRecord:
+    if c.full is None:  # the broker fetches every candidate it can return
+        raise RuntimeError(f"candidate {c.record.id} was not fetched")
+    return c.full
 
 
 def _check_query(query: str) -> None:
@@ -445,7 +493,7 @@ def render_live(lv: LiveValue) -> str:
 
 
 def memory_view(c: Candidate, section: str) -> dict[str, Any]:
-    r = c.record
+    r = _whole(c)
     return {
         "id": r.id,
         "type": r.type.value,

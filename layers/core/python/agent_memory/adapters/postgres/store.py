@@ -16,8 +16,9 @@ from psycopg.types.json import Jsonb
 from agent_memory.adapters.postgres.database import Database
 from agent_memory.adapters.postgres.lifecycle import LifecycleQueries
 from agent_memory.domain.audit import event_hash_fields
-from agent_memory.domain.enums import Authority, Sensitivity
+from agent_memory.domain.enums import Authority, MemoryType, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
+from agent_memory.domain.ranking import CandidateFacts
 from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
 from agent_memory.ports.store import (
     AdmissionContext,
@@ -324,9 +325,9 @@ class PostgresTenantSession(LifecycleQueries):
         recall never depends on an approximate index.
         """
         rows = self.conn.execute(
-            f"""
-            SELECT {_RECORD_JSON} AS record, r.embedding, r.content_tsv::text AS lexemes,
-                   c.similarity, c.lexical, c.sentence_similarity,
+            """
+            SELECT id, type, authority, confidence, effective_at, session_id, slot,
+                   similarity, lexical, sentence_similarity, lexemes,
                    (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(qtext)s))) AS query_lexemes
               FROM (
                 SELECT x.*,
@@ -335,7 +336,8 @@ class PostgresTenantSession(LifecycleQueries):
                        row_number() OVER (ORDER BY lexical DESC, id) AS by_text,
                        row_number() OVER (PARTITION BY pinned ORDER BY id) AS by_pin
                   FROM (
-                    SELECT r.id,
+                    SELECT r.id, r.type, r.authority, r.confidence, r.effective_at, r.session_id, r.slot,
+                           r.content_tsv::text AS lexemes,
                            1 - (r.embedding <=> %(q)s::vector) AS similarity,
                            CASE WHEN %(tsq)s = '' THEN 0
                                 ELSE ts_rank_cd(r.content_tsv, to_tsquery('english', %(tsq)s)) END AS lexical,
@@ -349,11 +351,10 @@ class PostgresTenantSession(LifecycleQueries):
                        AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s))
                   ) x
               ) c
-              JOIN memory_records r ON r.id = c.id
-             WHERE (c.similarity IS NOT NULL AND c.by_vector <= %(n)s)
-                OR (c.sentence_similarity IS NOT NULL AND c.by_sentence <= %(n)s)
-                OR (c.lexical > 0 AND c.by_text <= %(n)s)
-                OR (c.pinned AND c.by_pin <= %(n)s)
+             WHERE (similarity IS NOT NULL AND by_vector <= %(n)s)
+                OR (sentence_similarity IS NOT NULL AND by_sentence <= %(n)s)
+                OR (lexical > 0 AND by_text <= %(n)s)
+                OR (pinned AND by_pin <= %(n)s)
             """,
             {
                 "t": self.tenant_id,
@@ -370,16 +371,40 @@ class PostgresTenantSession(LifecycleQueries):
         ).fetchall()
         return [
             RetrievalRow(
-                record=MemoryRecord.model_validate_json(r["record"]),
+                facts=CandidateFacts(
+                    id=r["id"],
+                    type=MemoryType(r["type"]),
+                    authority=Authority(r["authority"]),
+                    confidence=round(float(r["confidence"]), 6),
+                    effective_at=r["effective_at"],
+                    session_id=r["session_id"],
+                    slot=r["slot"],
+                ),
                 similarity=r["similarity"],
                 lexical=float(r["lexical"] or 0.0),
                 sentence_similarity=r["sentence_similarity"],
-                embedding=_as_array(r["embedding"]),
                 lexemes=r["lexemes"] or "",
                 query_lexemes=list(r["query_lexemes"] or []),
             )
             for r in rows
         ]
+
+    def retrieval_records(
+        self, memory_ids: Sequence[str], with_embeddings: Sequence[str]
+    ) -> dict[str, tuple[MemoryRecord, np.ndarray | None]]:
+        """The chosen candidates whole (and the vectors of those the newest-version check compares)."""
+        rows = self.conn.execute(
+            f"""SELECT {_RECORD_JSON} AS record,
+                       CASE WHEN r.id = ANY(%(vec)s) THEN r.embedding END AS embedding
+                  FROM memory_records r WHERE r.tenant_id = %(t)s AND r.id = ANY(%(ids)s)""",
+            {"t": self.tenant_id, "ids": list(memory_ids), "vec": list(with_embeddings)},
+            binary=True,
+        ).fetchall()
+        out: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
+        for r in rows:
+            record = MemoryRecord.model_validate_json(r["record"])
+            out[record.id] = (record, _as_array(r["embedding"]))
+        return out
 
     def search_tenant_wide(
         self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
