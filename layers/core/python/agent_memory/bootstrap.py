@@ -202,7 +202,12 @@ def build_container(
         ),
         erasure=ErasureService(store, objects, invalidate_caches=_sor_cache_invalidator(sor)),
         lifecycle=LifecycleService(
-            store, policies, objects, transcript_ttl_days=settings.transcript_ttl_days, embedder=embedder
+            store,
+            policies,
+            objects,
+            transcript_ttl_days=settings.transcript_ttl_days,
+            embedder=embedder,
+            pause_ratio=settings.purge_pause_ratio,
         ),
     )
     container.lifecycle.seal_access_log = container.access_log.seal_tenant

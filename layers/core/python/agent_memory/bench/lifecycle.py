@@ -89,6 +89,7 @@ def run_lifecycle_bench(
     baseline_seconds: float = 20.0,
     reuse: bool = False,
     seed: int = 5,
+    pause_ratio: float | None = None,
 ) -> dict[str, Any]:
     from agent_memory.domain.enums import Role
     from agent_memory.services.erasure import ErasureRequest, LocalErasureRunner
@@ -191,6 +192,8 @@ def run_lifecycle_bench(
 
     phases: dict[str, float] = {}
     lc = container.lifecycle
+    if pause_ratio is not None:
+        lc.pause_ratio = pause_ratio
     lc._purge_tenant = _timed(lc._purge_tenant, phases, "expire_and_delete_s")  # type: ignore[method-assign]
     lc.consolidate = _timed(lc.consolidate, phases, "consolidate_s")  # type: ignore[method-assign]
     if lc.seal_access_log:
@@ -232,6 +235,7 @@ def run_lifecycle_bench(
         else None,
         "longest_batch_ms": round(pr["longest_batch_ms"], 1),
         "batch_size": lc.batch_size,
+        "pause_ratio": lc.pause_ratio,
         "phases_s": {k: round(v, 1) for k, v in phases.items()},
         "machine_busy_pct": purge_busy,
         "profile_sql": sql.report(1, purge_s),
@@ -260,6 +264,9 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p.add_argument("--reuse", action="store_true", help="keep a dataset of the same shape in --data-dir")
     p.add_argument("--keep", action="store_true", help="leave the data dir (default: delete it when done)")
     p.add_argument("--seed", type=int, default=5)
+    p.add_argument(
+        "--pause-ratio", type=float, default=None, help="MEMORY_PURGE_PAUSE_RATIO for the purge (default: the setting)"
+    )
     p.add_argument("--json")
     a = p.parse_args(argv)
     try:
@@ -271,6 +278,7 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
             baseline_seconds=a.baseline_seconds,
             reuse=a.reuse,
             seed=a.seed,
+            pause_ratio=a.pause_ratio,
         )
         report["command"] = "memory bench lifecycle " + " ".join(argv)
         return report, a.json

@@ -68,6 +68,7 @@ class LifecycleService:
         embedder: Embedder | None = None,
         clock: Callable[[], datetime] = utcnow,
         batch_size: int = 1000,
+        pause_ratio: float = 0.0,
     ) -> None:
         self.store = store
         self.policies = policies
@@ -77,6 +78,7 @@ class LifecycleService:
         self.embedder = embedder
         self.clock = clock
         self.batch_size = batch_size
+        self.pause_ratio = pause_ratio
 
     def purge(
         self, *, dry_run: bool = False, consolidate: bool = True, tenants: list[str] | None = None
@@ -137,7 +139,10 @@ class LifecycleService:
                 report.batches += 1
                 if rows:
                     after = max(r["id"] for r in rows)
-                report.longest_batch_ms = max(report.longest_batch_ms, (time.perf_counter() - t0) * 1000)
+                elapsed = time.perf_counter() - t0
+                report.longest_batch_ms = max(report.longest_batch_ms, elapsed * 1000)
+                if self.pause_ratio and rows:
+                    time.sleep(self.pause_ratio * elapsed)  # yield the database to the read path
                 if step == "expire":
                     report.expired += len(rows)
                 else:
