@@ -299,3 +299,35 @@ def test_near_duplicates_are_merged_incrementally_each_new_memory_against_its_su
     assert status_of(container, "mem_near_2") == "superseded"
     assert status_of(container, "mem_near_old") == "active"
     assert status_of(container, a.id) == "active"
+
+
+def test_lineage_is_mirrored_for_erasure_and_its_index_is_usable_under_row_level_security(container):
+    # Given a memory with a lineage key, later given another one (as consolidation does)
+    m = container.gateway.write(
+        AGENT,
+        MemoryWrite.model_validate(
+            {"subject_id": "S-LIN", "type": "episode", "content": "Asked for the SOC 2 report before renewal",
+             "source": {"kind": "customer_confirmed"}, "session_id": "lin-1"}
+        ),
+    ).memory
+    with container.db.tenant_transaction(TENANT) as conn:
+        conn.execute(
+            "UPDATE memory_records SET lineage_keys = lineage_keys || ARRAY['transcript:t-9'] WHERE id = %s", (m.id,)
+        )
+    # Then the mirror follows the array column
+    with container.db.tenant_transaction(TENANT) as conn:
+        keys = {r["lineage_key"] for r in conn.execute(
+            "SELECT lineage_key FROM memory_lineage WHERE memory_id = %s", (m.id,)
+        ).fetchall()}
+        # And, as the application role under RLS, a lookup by key can use the B-tree (the GIN index
+        # on the array could not: `@>` is not leakproof, so erasure scanned the whole table)
+        conn.execute("SET LOCAL enable_seqscan = off")
+        plan = "\n".join(
+            r["QUERY PLAN"]
+            for r in conn.execute(
+                "EXPLAIN SELECT memory_id FROM memory_lineage WHERE tenant_id = %s AND lineage_key = ANY(%s)",
+                (TENANT, ["session:lin-1", "transcript:t-9"]),
+            ).fetchall()
+        )
+    assert keys == {"session:lin-1", "transcript:t-9"}
+    assert "memory_lineage_pkey" in plan

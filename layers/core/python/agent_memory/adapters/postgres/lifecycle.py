@@ -18,13 +18,13 @@ from psycopg.types.json import Jsonb
 RETRIEVABLE = ("active", "pending_approval", "contested")
 
 
-# Records derived from a subject carry its lineage keys (session:..., transcript:...). One GIN probe
-# per key: `lineage_keys && <thousands of keys>` OR-ed with the subject filter made the planner scan
-# the whole table and compare every row against every key (30 s of a 10,000-memory erasure).
-_DERIVED = """SELECT d.id FROM unnest(%(lk)s::text[]) AS k(key)
-                 CROSS JOIN LATERAL (SELECT id FROM memory_records
-                                      WHERE tenant_id = %(t)s AND lineage_keys @> ARRAY[k.key]
-                                        AND subject_id <> %(s)s) d"""
+# Records derived from a subject carry its lineage keys (session:..., transcript:...), mirrored
+# into memory_lineage (migration 0009): an equality lookup on a B-tree that row-level security
+# does not stop the planner from using, unlike the array column's GIN index.
+_DERIVED = """SELECT l.memory_id AS id FROM memory_lineage l
+                 JOIN memory_records r ON r.id = l.memory_id
+                WHERE l.tenant_id = %(t)s AND l.lineage_key = ANY(%(lk)s::text[])
+                  AND r.tenant_id = %(t)s AND r.subject_id <> %(s)s"""
 _SUBJECT_OR_DERIVED = f"""SELECT id FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s
                           UNION {_DERIVED}"""
 
@@ -376,19 +376,7 @@ class LifecycleQueries:
         return len(rows)
 
     def _lineage_ids(self, sql: str, subject_id: str, lineage_keys: Sequence[str]) -> list[str]:
-        """Ids by lineage, one GIN probe per key. The planner prices thousands of probes above a
-        (parallel) scan of the whole table that tests every row against every key: minutes at
-        2,000,000 rows instead of 65 ms. So this one statement runs with scans and parallel plans
-        off (transaction-local settings, restored after)."""
-        self.conn.execute(
-            "SELECT set_config('enable_seqscan', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)"
-        )
-        try:
-            rows = self.conn.execute(
-                sql, {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)}
-            ).fetchall()
-        finally:
-            self.conn.execute("RESET enable_seqscan; RESET max_parallel_workers_per_gather")
+        rows = self.conn.execute(sql, {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)}).fetchall()
         return [r["id"] for r in rows]
 
     def _subject_and_derived_ids(self, subject_id: str, lineage_keys: Sequence[str]) -> list[str]:
