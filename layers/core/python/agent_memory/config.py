@@ -56,8 +56,9 @@ class Settings(BaseSettings):
     transcripts_bucket: str | None = None
     transcript_ttl_days: int = Field(default=7, ge=1, le=30)
     # After each purge batch, pause this many times the batch's duration: the nightly purge yields
-    # the database to the read path (0 = full speed; 1 = at most half the time purging).
-    purge_pause_ratio: float = Field(default=0.0, ge=0.0, le=10.0)
+    # the database to the read path (0 = full speed; 1, the default = at most half the time purging:
+    # a nightly job has hours, the read path has milliseconds).
+    purge_pause_ratio: float = Field(default=1.0, ge=0.0, le=10.0)
     max_receive_count: int = Field(default=3, ge=1, le=20)
     extractor: Literal["rules", "llm"] = "rules"
     llm_base_url: str | None = None

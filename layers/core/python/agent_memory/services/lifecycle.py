@@ -137,8 +137,8 @@ class LifecycleService:
                             ]
                         )
                 report.batches += 1
-                if rows:
-                    after = max(r["id"] for r in rows)
+                if rows:  # keyset cursor: the expire step walks ids, the delete step (valid_to, id)
+                    after = max(r["id"] for r in rows) if step == "expire" else max(r["cursor"] for r in rows)
                 elapsed = time.perf_counter() - t0
                 report.longest_batch_ms = max(report.longest_batch_ms, elapsed * 1000)
                 if self.pause_ratio and rows:

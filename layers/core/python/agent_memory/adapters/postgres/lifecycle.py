@@ -25,6 +25,10 @@ _DERIVED = """SELECT l.memory_id AS id FROM memory_lineage l
                  JOIN memory_records r ON r.id = l.memory_id
                 WHERE l.tenant_id = %(t)s AND l.lineage_key = ANY(%(lk)s::text[])
                   AND r.tenant_id = %(t)s AND r.subject_id <> %(s)s"""
+# Fixed-width text of (valid_to, id), so the largest cursor of a batch is its last row.
+_ARCHIVE_CURSOR = (
+    "to_char(m.valid_to AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"') || '|' || m.id"
+)
 _SUBJECT_OR_DERIVED = f"""SELECT id FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s
                           UNION {_DERIVED}"""
 
@@ -69,21 +73,37 @@ class LifecycleQueries:
         return rows
 
     def hard_delete_batch(self, cutoff: datetime, limit: int, after: str = "") -> list[dict[str, Any]]:
-        """Delete expired records whose archive window has passed, and contentless rejections."""
-        return self.conn.execute(
-            """
+        """Delete expired records whose archive window has passed (walking the partial index
+        `memory_records_archive` by (valid_to, id) from the cursor `after`), then contentless
+        rejections past the window. Rows carry `cursor` for the next batch."""
+        after_at, _, after_id = after.partition("|")
+        rows = self.conn.execute(
+            f"""
             WITH doomed AS (
                 SELECT id FROM memory_records
-                 WHERE tenant_id = %(t)s
-                   AND ((status = 'expired' AND valid_to <= %(cut)s) OR (status = 'rejected' AND created_at <= %(cut)s))
-                   AND NOT legal_hold AND id > %(after)s
-                 ORDER BY id LIMIT %(lim)s FOR UPDATE SKIP LOCKED
+                 WHERE tenant_id = %(t)s AND status = 'expired' AND valid_to <= %(cut)s AND NOT legal_hold
+                   AND (valid_to, id) > (coalesce(%(after_at)s::timestamptz, '-infinity'), %(after_id)s)
+                 ORDER BY valid_to, id LIMIT %(lim)s FOR UPDATE SKIP LOCKED
             )
             DELETE FROM memory_records m USING doomed WHERE m.id = doomed.id
-            RETURNING m.id, m.subject_id, m.content_hash
+            RETURNING m.id, m.subject_id, m.content_hash, {_ARCHIVE_CURSOR} AS cursor
             """,
-            {"t": self.tenant_id, "cut": cutoff, "lim": limit, "after": after},
+            {"t": self.tenant_id, "cut": cutoff, "lim": limit, "after_at": after_at or None, "after_id": after_id},
         ).fetchall()
+        if len(rows) < limit:
+            rows += self.conn.execute(
+                """
+                WITH doomed AS (
+                    SELECT id FROM memory_records
+                     WHERE tenant_id = %(t)s AND status = 'rejected' AND created_at <= %(cut)s AND NOT legal_hold
+                     ORDER BY created_at, id LIMIT %(lim)s FOR UPDATE SKIP LOCKED
+                )
+                DELETE FROM memory_records m USING doomed WHERE m.id = doomed.id
+                RETURNING m.id, m.subject_id, m.content_hash, %(after)s AS cursor
+                """,
+                {"t": self.tenant_id, "cut": cutoff, "lim": limit - len(rows), "after": after},
+            ).fetchall()
+        return rows
 
     def count_purgeable(
         self, now: datetime, archive_cutoff: datetime, candidate_cutoff: datetime
