@@ -150,6 +150,7 @@ class RetrievalBroker:
             timings["db"] = (time.perf_counter() - t1) * 1000
             result = self._compose(session, principal, request, policy, rows, top_k, max_tokens, now)
             stale_ids = result.pop("stale_ids")
+            timings["db"] += result.pop("fetch_ms")  # both queries: candidates, then the chosen whole
             newly_flagged = session.mark_needs_revalidation(stale_ids) if stale_ids else []
             if newly_flagged:
                 session.append_events(
@@ -293,7 +294,9 @@ class RetrievalBroker:
         reachable = _select(ranked, floor, top_k + len(owned), VERIFIED_FACTS_CAP + len(owned), lambda _: None)
         wanted = {c.record.id for bucket in reachable.buckets for c in bucket}
         wanted |= {c.record.id for c in owned} | {c.record.id for c in window}
+        t_fetch = time.perf_counter()
         fetched = session.retrieval_records(sorted(wanted), [c.record.id for c in window])
+        fetch_ms = (time.perf_counter() - t_fetch) * 1000
         for c in ranked:
             if c.record.id in fetched:
                 c.full, c.embedding = fetched[c.record.id]
@@ -383,6 +386,7 @@ class RetrievalBroker:
             "excluded": excluded,
             "live_unavailable": live_unavailable,
             "stale_ids": stale_ids,
+            "fetch_ms": fetch_ms,
         }
 
 
