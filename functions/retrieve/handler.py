@@ -33,7 +33,9 @@ def retrieve(body: RetrieveRequest) -> dict[str, Any]:
 @app.post("/v1/resolutions/search", summary="Reusable resolutions across the tenant's subjects")
 def search_resolutions(body: ResolutionSearchRequest) -> dict[str, Any]:
     result = get_container().broker.search_resolutions(current_principal(app), body)
-    metrics.add_metric(name="ResolutionSearchReturned", unit=MetricUnit.Count, value=len(result["resolutions"]))
+    metrics.add_metric(
+        name="ResolutionSearchReturned", unit=MetricUnit.Count, value=len(result["resolutions"])
+    )
     return result
 
 

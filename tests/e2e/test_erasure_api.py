@@ -115,7 +115,9 @@ def test_another_tenants_subject_gets_404_and_stays_untouched(api, t, container)
     # Given a subject only tenant "era" holds
     remember(api, t["agent"], "CUST-TENANT", "Keeps a portfolio review every March")
     # When another tenant's privacy officer asks to erase it
-    refused = api.post("/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["other_privacy"])
+    refused = api.post(
+        "/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["other_privacy"]
+    )
     # Then 404, no erasure is started, and the owner's data is untouched
     assert refused.status == 404 and refused.body["error"]["code"] == "not_found"
     assert "Keeps a portfolio" not in str(refused.body)

@@ -329,20 +329,44 @@ def resolution(api, token, subject, content, **extra):
 
 def test_resolution_search_finds_other_customers_fixes_in_the_tenant_only_without_their_identity(api, t):
     # Given resolutions of two customers of this tenant, one of another tenant, and a plain episode
-    sso_a = resolution(api, t["integration"], "ACC-RES-A", "SSO login loop after IdP certificate rotation: re-uploaded the new signing certificate; outcome: login works")
-    sso_b = resolution(api, t["integration"], "ACC-RES-B", "Fixed single sign-on redirect loop by updating the SAML certificate in the admin console")
-    write(api, t["integration"], subject_id="ACC-RES-A", type="episode", source={"kind": "customer_confirmed"},
-          content="Customer mentioned their SSO login loop started after the certificate rotation")
+    sso_a = resolution(
+        api,
+        t["integration"],
+        "ACC-RES-A",
+        "SSO login loop after IdP certificate rotation: re-uploaded the new signing certificate; outcome: login works",
+    )
+    sso_b = resolution(
+        api,
+        t["integration"],
+        "ACC-RES-B",
+        "Fixed single sign-on redirect loop by updating the SAML certificate in the admin console",
+    )
+    write(
+        api,
+        t["integration"],
+        subject_id="ACC-RES-A",
+        type="episode",
+        source={"kind": "customer_confirmed"},
+        content="Customer mentioned their SSO login loop started after the certificate rotation",
+    )
     foreign = api.post(
         "/v1/memories",
-        {"subject_id": "ACC-RES-X", "type": "resolution", "content": "SSO login loop fixed by re-uploading the certificate",
-         "source": {"kind": "confirmed_outcome", "system": "zendesk", "reference": "T-X"}},
+        {
+            "subject_id": "ACC-RES-X",
+            "type": "resolution",
+            "content": "SSO login loop fixed by re-uploading the certificate",
+            "source": {"kind": "confirmed_outcome", "system": "zendesk", "reference": "T-X"},
+        },
         token=api.token("other-tenant", "crm", ["integration"]),
     ).body["memory"]["id"]
     # When an agent serving a third customer searches the tenant's resolutions
     reply = api.post(
         "/v1/resolutions/search",
-        {"query": "SSO login keeps looping after the certificate was rotated", "top_k": 5, "subject_id": "ACC-RES-C"},
+        {
+            "query": "SSO login keeps looping after the certificate was rotated",
+            "top_k": 5,
+            "subject_id": "ACC-RES-C",
+        },
         token=t["agent"],
     )
     # Then both customers' fixes come back, nearest first, and nothing else
@@ -359,10 +383,21 @@ def test_resolution_search_finds_other_customers_fixes_in_the_tenant_only_withou
 
 def test_resolution_search_respects_clearance_and_expiry_and_logs_the_access(api, t, container):
     # Given a confidential resolution and an expired one
-    secret = resolution(api, t["integration"], "ACC-RES-D", "Wire transfer limit raised after compliance review of the treasury account",
-                        sensitivity="confidential")
-    old = resolution(api, t["integration"], "ACC-RES-E", "Wire transfer limit raised by the bank operations desk",
-                     expires_at="2026-01-01T00:00:00Z", effective_at="2025-01-01T00:00:00Z")
+    secret = resolution(
+        api,
+        t["integration"],
+        "ACC-RES-D",
+        "Wire transfer limit raised after compliance review of the treasury account",
+        sensitivity="confidential",
+    )
+    old = resolution(
+        api,
+        t["integration"],
+        "ACC-RES-E",
+        "Wire transfer limit raised by the bank operations desk",
+        expires_at="2026-01-01T00:00:00Z",
+        effective_at="2025-01-01T00:00:00Z",
+    )
     query = {"query": "how was the wire transfer limit raised", "top_k": 10}
     # When an internal-clearance agent and a confidential-clearance agent search
     low = api.post("/v1/resolutions/search", query, token=t["agent_low"]).body

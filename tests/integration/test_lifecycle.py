@@ -279,8 +279,13 @@ def test_near_duplicates_are_merged_incrementally_each_new_memory_against_its_su
     a = container.gateway.write(
         AGENT,
         MemoryWrite.model_validate(
-            {"subject_id": "S-NEAR", "type": "episode", "content": "Upgraded the warehouse cluster to 16 nodes",
-             "source": {"kind": "customer_confirmed"}, "session_id": "near-1"}
+            {
+                "subject_id": "S-NEAR",
+                "type": "episode",
+                "content": "Upgraded the warehouse cluster to 16 nodes",
+                "source": {"kind": "customer_confirmed"},
+                "session_id": "near-1",
+            }
         ),
     ).memory
     _twin(container, a.id, "mem_near_1", "Upgraded warehouse cluster to sixteen nodes", timedelta(seconds=1))
@@ -306,19 +311,28 @@ def test_lineage_is_mirrored_for_erasure_and_its_index_is_usable_under_row_level
     m = container.gateway.write(
         AGENT,
         MemoryWrite.model_validate(
-            {"subject_id": "S-LIN", "type": "episode", "content": "Asked for the SOC 2 report before renewal",
-             "source": {"kind": "customer_confirmed"}, "session_id": "lin-1"}
+            {
+                "subject_id": "S-LIN",
+                "type": "episode",
+                "content": "Asked for the SOC 2 report before renewal",
+                "source": {"kind": "customer_confirmed"},
+                "session_id": "lin-1",
+            }
         ),
     ).memory
     with container.db.tenant_transaction(TENANT) as conn:
         conn.execute(
-            "UPDATE memory_records SET lineage_keys = lineage_keys || ARRAY['transcript:t-9'] WHERE id = %s", (m.id,)
+            "UPDATE memory_records SET lineage_keys = lineage_keys || ARRAY['transcript:t-9'] WHERE id = %s",
+            (m.id,),
         )
     # Then the mirror follows the array column
     with container.db.tenant_transaction(TENANT) as conn:
-        keys = {r["lineage_key"] for r in conn.execute(
-            "SELECT lineage_key FROM memory_lineage WHERE memory_id = %s", (m.id,)
-        ).fetchall()}
+        keys = {
+            r["lineage_key"]
+            for r in conn.execute(
+                "SELECT lineage_key FROM memory_lineage WHERE memory_id = %s", (m.id,)
+            ).fetchall()
+        }
         # And, as the application role under RLS, a lookup by key can use the B-tree (the GIN index
         # on the array could not: `@>` is not leakproof, so erasure scanned the whole table)
         conn.execute("SET LOCAL enable_seqscan = off")

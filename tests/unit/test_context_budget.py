@@ -10,9 +10,9 @@ from agent_memory.domain.tokens import count_tokens
 
 SECTIONS = ["verified_facts", "relevant", "supporting", "unverified"]
 
-line_text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=120
-).map(lambda t: "- " + context.escape_text(t))
+line_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=120).map(
+    lambda t: "- " + context.escape_text(t)
+)
 lines = st.lists(st.tuples(st.sampled_from(SECTIONS), line_text), max_size=12).map(
     lambda xs: [ContextLine(f"mem_{i}", section, text) for i, (section, text) in enumerate(xs)]
 )

@@ -2,6 +2,7 @@
 
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import numpy as np
 from hypothesis import given
@@ -14,7 +15,9 @@ from agent_memory.domain.records import MemoryRecord, Source
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
 
 
-def record(rid: str, *, days_old: float, session: str, mtype: MemoryType = MemoryType.EPISODE) -> MemoryRecord:
+def record(
+    rid: str, *, days_old: float, session: str, mtype: MemoryType = MemoryType.EPISODE
+) -> MemoryRecord:
     when = NOW - timedelta(days=days_old)
     return MemoryRecord(
         id=rid,
@@ -79,18 +82,24 @@ def test_the_newer_version_of_the_same_thing_moves_above_the_older():
     v = unit([1.0, 0.2, 0.0])
     older = Candidate(record("older", days_old=200, session="a"), similarity=0.80, lexical=0.0, embedding=v)
     newer = Candidate(record("newer", days_old=10, session="b"), similarity=0.75, lexical=0.0, embedding=v)
-    filler = Candidate(record("other", days_old=5, session="c"), similarity=0.1, lexical=0.0, embedding=unit([0, 0, 1.0]))
+    filler = Candidate(
+        record("other", days_old=5, session="c"), similarity=0.1, lexical=0.0, embedding=unit([0, 0, 1.0])
+    )
     # When ranked
     ranked = rank_candidates([older, newer, filler], NOW, head=3)
     # Then the newer version wins, and reported scores stay non-increasing
     assert [c.record.id for c in ranked][:2] == ["newer", "older"]
-    assert all(a.score >= b.score for a, b in zip(ranked, ranked[1:], strict=False))
+    assert all(a.score >= b.score for a, b in pairwise(ranked))
 
 
 def test_unrelated_newer_memories_do_not_jump_the_queue():
     # Given a newer memory whose vector is unrelated to the better-ranked older one
-    older = Candidate(record("older", days_old=200, session="a"), similarity=0.80, lexical=0.0, embedding=unit([1.0, 0, 0]))
-    newer = Candidate(record("newer", days_old=10, session="b"), similarity=0.75, lexical=0.0, embedding=unit([0, 1.0, 0]))
+    older = Candidate(
+        record("older", days_old=200, session="a"), similarity=0.80, lexical=0.0, embedding=unit([1.0, 0, 0])
+    )
+    newer = Candidate(
+        record("newer", days_old=10, session="b"), similarity=0.75, lexical=0.0, embedding=unit([0, 1.0, 0])
+    )
     # When ranked
     ranked = rank_candidates([older, newer], NOW, head=2)
     # Then the order is by score
@@ -99,7 +108,9 @@ def test_unrelated_newer_memories_do_not_jump_the_queue():
 
 def test_verified_facts_do_not_decay_but_episodes_do():
     # Given the same relevance for an old fact and an old episode
-    fact = Candidate(record("fact", days_old=720, session="a", mtype=MemoryType.FACT), similarity=0.5, lexical=0.0)
+    fact = Candidate(
+        record("fact", days_old=720, session="a", mtype=MemoryType.FACT), similarity=0.5, lexical=0.0
+    )
     episode = Candidate(record("episode", days_old=720, session="b"), similarity=0.5, lexical=0.0)
     anchor = Candidate(record("anchor", days_old=0, session="c"), similarity=0.0, lexical=0.0)
     # When ranked
@@ -120,7 +131,9 @@ def reference_tokens(text: str) -> list[str]:
 
 
 lexeme = st.text(alphabet="abcé'-", min_size=1, max_size=6)
-entries = st.dictionaries(lexeme, st.lists(st.integers(1, 300), min_size=0, max_size=4, unique=True), max_size=10)
+entries = st.dictionaries(
+    lexeme, st.lists(st.integers(1, 300), min_size=0, max_size=4, unique=True), max_size=10
+)
 
 
 @given(entries=entries, wanted=st.lists(lexeme, max_size=5))

@@ -265,7 +265,10 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p.add_argument("--keep", action="store_true", help="leave the data dir (default: delete it when done)")
     p.add_argument("--seed", type=int, default=5)
     p.add_argument(
-        "--pause-ratio", type=float, default=None, help="MEMORY_PURGE_PAUSE_RATIO for the purge (default: the setting)"
+        "--pause-ratio",
+        type=float,
+        default=None,
+        help="MEMORY_PURGE_PAUSE_RATIO for the purge (default: the setting)",
     )
     p.add_argument("--json")
     a = p.parse_args(argv)

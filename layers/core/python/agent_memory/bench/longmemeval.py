@@ -203,7 +203,11 @@ def run(
         "ku_ordering": round(ku_right / ku_pairs, 4) if ku_pairs else None,
         "ku_pairs": ku_pairs,
         "by_type": {
-            k: {"questions": v.n, "questions_with_user_turn_evidence": v.counts.get("turn_recall_all_at_5", 0), **v.means()}
+            k: {
+                "questions": v.n,
+                "questions_with_user_turn_evidence": v.counts.get("turn_recall_all_at_5", 0),
+                **v.means(),
+            }
             for k, v in sorted(by_type.items())
         },
         "turns_truncated_to_max_content": truncated,
@@ -290,7 +294,9 @@ class CachedEmbedder:
             vectors = np.load(keys_file.with_name(keys_file.name.replace("_keys.json", "_emb.npy")))
             keys = json.loads(keys_file.read_text())
             if len(keys) != len(vectors) or vectors.shape[1] != inner.dimension:
-                raise ValueError(f"{keys_file}: keys and vectors do not line up with a {inner.dimension}-d model")
+                raise ValueError(
+                    f"{keys_file}: keys and vectors do not line up with a {inner.dimension}-d model"
+                )
             table.update(zip(keys, vectors, strict=True))
         return cls(inner, table)
 

@@ -182,7 +182,9 @@ def bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> np.ndarray:
     return bm25_counts(query, [Counter(t for t in d if t in wanted) for d in docs], [len(d) for d in docs])
 
 
-def bm25_counts(query: Sequence[str], term_counts: Sequence[Mapping[str, int]], lengths: Sequence[int]) -> np.ndarray:
+def bm25_counts(
+    query: Sequence[str], term_counts: Sequence[Mapping[str, int]], lengths: Sequence[int]
+) -> np.ndarray:
     """BM25 from what the database counted: each doc's occurrences of the query terms and its length."""
     n = len(term_counts)
     scores = np.zeros(n)

@@ -68,7 +68,10 @@ class ErasureService:
             if not s.subject_known(subject_id) and s.subject_held_by_another_tenant(subject_id):
                 # API.md: a path naming another tenant's data gets 404. Unknown everywhere: a
                 # verified zero receipt (the requester must be able to prove the request was honoured).
-                logger.warning("erasure refused: subject belongs to another tenant", extra={"tenant": principal.tenant_id})
+                logger.warning(
+                    "erasure refused: subject belongs to another tenant",
+                    extra={"tenant": principal.tenant_id},
+                )
                 raise NotFound("no such subject in this tenant", field="subject_id")
             erasure_id = new_id("era")
             steps = [{"name": n, "status": "pending", "count": None, "attempts": 0} for n in step_names()]

@@ -246,7 +246,12 @@ class RetrievalBroker:
                 memory_ids=[r.id for r, _ in hits if r.id in kept],
                 payload={"search": "tenant_wide", "tokens": assembled.tokens},
             )
-        return {"resolutions": results, "context": assembled.text, "tokens": assembled.tokens, "max_tokens": max_tokens}
+        return {
+            "resolutions": results,
+            "context": assembled.text,
+            "tokens": assembled.tokens,
+            "max_tokens": max_tokens,
+        }
 
     def _embed(self, query: str) -> np.ndarray | None:
         try:
@@ -291,7 +296,9 @@ class RetrievalBroker:
         # record owns (their values are checked against it); the reorder window (with vectors).
         window = ranked[: min(top_k, REORDER_WINDOW)]
         owned = [c for c in ranked if c.record.slot in policy.sor_slot_fields]
-        reachable = _select(ranked, floor, top_k + len(owned), VERIFIED_FACTS_CAP + len(owned), lambda _: None)
+        reachable = _select(
+            ranked, floor, top_k + len(owned), VERIFIED_FACTS_CAP + len(owned), lambda _: None
+        )
         wanted = {c.record.id for bucket in reachable.buckets for c in bucket}
         wanted |= {c.record.id for c in owned} | {c.record.id for c in window}
         t_fetch = time.perf_counter()

@@ -88,7 +88,13 @@ class LifecycleQueries:
             DELETE FROM memory_records m USING doomed WHERE m.id = doomed.id
             RETURNING m.id, m.subject_id, m.content_hash, {_ARCHIVE_CURSOR} AS cursor
             """,
-            {"t": self.tenant_id, "cut": cutoff, "lim": limit, "after_at": after_at or None, "after_id": after_id},
+            {
+                "t": self.tenant_id,
+                "cut": cutoff,
+                "lim": limit,
+                "after_at": after_at or None,
+                "after_id": after_id,
+            },
         ).fetchall()
         if len(rows) < limit:
             rows += self.conn.execute(
@@ -396,7 +402,9 @@ class LifecycleQueries:
         return len(rows)
 
     def _lineage_ids(self, sql: str, subject_id: str, lineage_keys: Sequence[str]) -> list[str]:
-        rows = self.conn.execute(sql, {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)}).fetchall()
+        rows = self.conn.execute(
+            sql, {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)}
+        ).fetchall()
         return [r["id"] for r in rows]
 
     def _subject_and_derived_ids(self, subject_id: str, lineage_keys: Sequence[str]) -> list[str]:
