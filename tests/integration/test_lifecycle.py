@@ -345,3 +345,36 @@ def test_lineage_is_mirrored_for_erasure_and_its_index_is_usable_under_row_level
         )
     assert keys == {"session:lin-1", "transcript:t-9"}
     assert "memory_lineage_pkey" in plan
+
+
+def test_the_purge_pauses_after_each_batch_in_proportion_to_its_length(container):
+    # Given five expired sentiments and a purge of batches of two with pause ratio 1
+    now = datetime.now(UTC)
+    for i in range(5):
+        write(
+            container,
+            "S-PAUSE",
+            f"Grumbled about invoice {i} being late again",
+            expires_at=now + timedelta(seconds=1),
+        )
+    pauses: list[float] = []
+    job = lifecycle(container, now + timedelta(minutes=1), batch_size=2)
+    job.pause_ratio, job.sleep = 1.0, pauses.append
+    # When it runs
+    report = job.purge(tenants=[TENANT], consolidate=False)
+    # Then it paused once per batch that did work, each pause as long as a batch can be
+    assert report.expired >= 5
+    assert len(pauses) >= 3 and all(0 < p <= report.longest_batch_ms / 1000 for p in pauses)
+    # And at ratio 0 it never pauses, though it has work
+    for i in range(3):
+        write(
+            container,
+            "S-PAUSE",
+            f"Annoyed that the renewal quote {i} arrived late",
+            expires_at=now + timedelta(seconds=1),
+        )
+    again: list[float] = []
+    quiet = lifecycle(container, now + timedelta(minutes=2), batch_size=2)
+    quiet.sleep = again.append
+    assert quiet.purge(tenants=[TENANT], consolidate=False).expired >= 3
+    assert again == []

@@ -69,6 +69,7 @@ class LifecycleService:
         clock: Callable[[], datetime] = utcnow,
         batch_size: int = 1000,
         pause_ratio: float = 0.0,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.store = store
         self.policies = policies
@@ -79,6 +80,7 @@ class LifecycleService:
         self.clock = clock
         self.batch_size = batch_size
         self.pause_ratio = pause_ratio
+        self.sleep = sleep
 
     def purge(
         self, *, dry_run: bool = False, consolidate: bool = True, tenants: list[str] | None = None
@@ -142,7 +144,7 @@ class LifecycleService:
                 elapsed = time.perf_counter() - t0
                 report.longest_batch_ms = max(report.longest_batch_ms, elapsed * 1000)
                 if self.pause_ratio and rows:
-                    time.sleep(self.pause_ratio * elapsed)  # yield the database to the read path
+                    (self.sleep or time.sleep)(self.pause_ratio * elapsed)  # yield the database to reads
                 if step == "expire":
                     report.expired += len(rows)
                 else:
