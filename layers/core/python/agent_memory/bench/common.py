@@ -765,16 +765,18 @@ def bulk_load(
         conn.execute("SET maintenance_work_mem = '1GB'")
         # The lineage mirror (migration 0009) is filled in bulk after the COPY, not row by row.
         conn.execute("ALTER TABLE memory_records DISABLE TRIGGER memory_lineage_sync")
-        with conn.cursor() as cur:
-            for batch in batches:
-                with cur.copy(
-                    f"COPY memory_records ({', '.join(COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
-                ) as cp:
-                    cp.set_types(list(COPY_TYPES))
-                    for row in batch:
-                        cp.write_row(row)
-                n += len(batch)
-        conn.execute("ALTER TABLE memory_records ENABLE TRIGGER memory_lineage_sync")
+        try:
+            with conn.cursor() as cur:
+                for batch in batches:
+                    with cur.copy(
+                        f"COPY memory_records ({', '.join(COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+                    ) as cp:
+                        cp.set_types(list(COPY_TYPES))
+                        for row in batch:
+                            cp.write_row(row)
+                    n += len(batch)
+        finally:
+            conn.execute("ALTER TABLE memory_records ENABLE TRIGGER memory_lineage_sync")
         conn.execute(
             "INSERT INTO memory_lineage (tenant_id, lineage_key, memory_id)"
             " SELECT DISTINCT tenant_id, unnest(lineage_keys), id FROM memory_records ON CONFLICT DO NOTHING"

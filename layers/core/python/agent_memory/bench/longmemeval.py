@@ -175,7 +175,6 @@ def run(
         }
         overall.add(**scores)
         by_type[q["question_type"]].add(**scores)
-        scores = dict(scores)
         if q["question_type"] == "knowledge-update":
             dated = sorted(
                 {

@@ -122,12 +122,7 @@ class RetrievalBroker:
         _check_query(request.query)
         policy = self.policies.for_tenant(principal.tenant_id)
         top_k = request.top_k or policy.retrieval_top_k
-        max_tokens = request.max_tokens or policy.retrieval_max_tokens
-        if max_tokens > policy.envelope_tokens:
-            raise InvalidRequest(
-                f"max_tokens {max_tokens} exceeds the tenant's envelope of {policy.envelope_tokens}",
-                field="max_tokens",
-            )
+        max_tokens = _budget(policy, request.max_tokens)
         timings: dict[str, float] = {}
         now = self.clock()
 
@@ -199,12 +194,7 @@ class RetrievalBroker:
         require_read(principal, Role.AGENT)
         _check_query(request.query)
         policy = self.policies.for_tenant(principal.tenant_id)
-        max_tokens = request.max_tokens or policy.retrieval_max_tokens
-        if max_tokens > policy.envelope_tokens:
-            raise InvalidRequest(
-                f"max_tokens {max_tokens} exceeds the tenant's envelope of {policy.envelope_tokens}",
-                field="max_tokens",
-            )
+        max_tokens = _budget(policy, request.max_tokens)
         vector = query_embedding if query_embedding is not None else self._embed(request.query)
         if vector is None:
             raise Unavailable("the embedder is unavailable; tenant-wide search needs the query's vector")
@@ -302,15 +292,15 @@ class RetrievalBroker:
         wanted = {c.record.id for bucket in reachable.buckets for c in bucket}
         wanted |= {c.record.id for c in owned} | {c.record.id for c in window}
         t_fetch = time.perf_counter()
-        fetched = session.retrieval_records(sorted(wanted), [c.record.id for c in window])
+        fetched = session.retrieval_records(sorted(wanted), [c.record.id for c in window]) if wanted else {}
         fetch_ms = (time.perf_counter() - t_fetch) * 1000
         for c in ranked:
             if c.record.id in fetched:
                 c.full, c.embedding = fetched[c.record.id]
-        vanished = [c for c in ranked if c.record.id in wanted and c.full is None]  # deleted meanwhile
-        if vanished:
-            exclude("deleted_meanwhile", len(vanished))
-            ranked = [c for c in ranked if not (c.record.id in wanted and c.full is None)]
+        present = [c for c in ranked if c.full is not None or c.record.id not in wanted]
+        if len(present) < len(ranked):  # deleted between the two queries
+            exclude("deleted_meanwhile", len(ranked) - len(present))
+            ranked = present
         ranked = newest_version_first(ranked, top_k)
 
         # Freshness gate: memories in slots the system of record owns yield to the live value.
@@ -452,6 +442,17 @@ def _whole(c: Candidate) -> MemoryRecord:
     if c.full is None:  # the broker fetches every candidate it can return
         raise RuntimeError(f"candidate {c.record.id} was not fetched")
     return c.full
+
+
+def _budget(policy: PolicyProfile, requested: int | None) -> int:
+    """The request's token budget, else the tenant's; never above the tenant's envelope."""
+    max_tokens = requested or policy.retrieval_max_tokens
+    if max_tokens > policy.envelope_tokens:
+        raise InvalidRequest(
+            f"max_tokens {max_tokens} exceeds the tenant's envelope of {policy.envelope_tokens}",
+            field="max_tokens",
+        )
+    return max_tokens
 
 
 def _check_query(query: str) -> None:
