@@ -42,7 +42,7 @@ class RetrievalRow:
 
     facts: CandidateFacts
     similarity: float | None
-    lexical: float
+    lexical: float | None  # ts_rank_cd; None when the store returned the subject's rows unranked
     sentence_similarity: float | None = None
     lexemes: str = ""  # the row's tsvector as text ("'bake':3 'cake':1,4")
     query_lexemes: list[str] | None = None

@@ -267,17 +267,14 @@ class RetrievalBroker:
             excluded[reason] = excluded.get(reason, 0) + n
 
         query_tokens = rows[0].query_lexemes or [] if rows else []
-        candidates = [
-            Candidate(
-                row.facts,
-                row.similarity,
-                row.lexical,
-                row.sentence_similarity,
-                None,
-                *lexeme_counts(row.lexemes, query_tokens),
+        candidates = []
+        for row in rows:
+            counts, length = lexeme_counts(row.lexemes, query_tokens)
+            # unranked rows (a small subject): a full-text match is any query lexeme in the row
+            lexical = row.lexical if row.lexical is not None else float(bool(counts))
+            candidates.append(
+                Candidate(row.facts, row.similarity, lexical, row.sentence_similarity, None, counts, length)
             )
-            for row in rows
-        ]
         ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=0)
         floor = similarity_floor(self.embedder.name)
 

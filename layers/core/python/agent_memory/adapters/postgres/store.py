@@ -322,13 +322,34 @@ class PostgresTenantSession(LifecycleQueries):
         (whole-memory vector, best sentence vector, full text), plus the subject's verified facts.
 
         Every scan stays inside the (tenant, subject) B-tree range and ranks exactly: per-subject
-        recall never depends on an approximate index.
+        recall never depends on an approximate index. A subject with at most `per_signal` memories in
+        scope returns them all unranked (`lexical` None: the caller matches the query's lexemes against
+        each row's); ranking them in SQL cost 40% of the query (docs/benchmarks.md).
         """
         rows = self.conn.execute(
             """
+            WITH scoped AS MATERIALIZED (
+                SELECT r.id, r.type, r.authority, r.confidence, r.effective_at, r.session_id, r.slot,
+                       r.content_tsv, r.content_tsv::text AS lexemes,
+                       1 - (r.embedding <=> %(q)s::vector) AS similarity,
+                       (SELECT max(1 - (ms.embedding <=> %(q)s::vector)) FROM memory_sentences ms
+                         WHERE ms.memory_id = r.id) AS sentence_similarity,
+                       (r.type = 'fact' AND r.authority IN ('system_of_record', 'human_verified')) AS pinned
+                  FROM memory_records r
+                 WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
+                   AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
+                   AND r.sensitivity_rank <= %(clr)s
+                   AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s))
+            ), size AS (SELECT count(*) AS n FROM scoped),
+            q AS (SELECT (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(qtext)s))) AS lexemes)
+            -- a subject with at most n memories in scope: every one is a candidate, nothing to rank here
             SELECT id, type, authority, confidence, effective_at, session_id, slot,
-                   similarity, lexical, sentence_similarity, lexemes,
-                   (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(qtext)s))) AS query_lexemes
+                   similarity, NULL::float8 AS lexical, sentence_similarity, scoped.lexemes, q.lexemes AS query_lexemes
+              FROM scoped, q WHERE (SELECT n FROM size) <= %(n)s
+            UNION ALL
+            -- a larger one: the top n by each signal, and up to n verified facts
+            SELECT id, type, authority, confidence, effective_at, session_id, slot,
+                   similarity, lexical, sentence_similarity, c.lexemes, q.lexemes
               FROM (
                 SELECT x.*,
                        row_number() OVER (ORDER BY similarity DESC NULLS LAST, id) AS by_vector,
@@ -336,21 +357,12 @@ class PostgresTenantSession(LifecycleQueries):
                        row_number() OVER (ORDER BY lexical DESC, id) AS by_text,
                        row_number() OVER (PARTITION BY pinned ORDER BY id) AS by_pin
                   FROM (
-                    SELECT r.id, r.type, r.authority, r.confidence, r.effective_at, r.session_id, r.slot,
-                           r.content_tsv::text AS lexemes,
-                           1 - (r.embedding <=> %(q)s::vector) AS similarity,
+                    SELECT scoped.*,
                            CASE WHEN %(tsq)s = '' THEN 0
-                                ELSE ts_rank_cd(r.content_tsv, to_tsquery('english', %(tsq)s)) END AS lexical,
-                           (SELECT max(1 - (ms.embedding <=> %(q)s::vector)) FROM memory_sentences ms
-                             WHERE ms.memory_id = r.id) AS sentence_similarity,
-                           (r.type = 'fact' AND r.authority IN ('system_of_record', 'human_verified')) AS pinned
-                      FROM memory_records r
-                     WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
-                       AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
-                       AND r.sensitivity_rank <= %(clr)s
-                       AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s))
+                                ELSE ts_rank_cd(content_tsv, to_tsquery('english', %(tsq)s)) END AS lexical
+                      FROM scoped WHERE (SELECT n FROM size) > %(n)s
                   ) x
-              ) c
+              ) c, q
              WHERE (similarity IS NOT NULL AND by_vector <= %(n)s)
                 OR (sentence_similarity IS NOT NULL AND by_sentence <= %(n)s)
                 OR (lexical > 0 AND by_text <= %(n)s)
@@ -381,7 +393,7 @@ class PostgresTenantSession(LifecycleQueries):
                     slot=r["slot"],
                 ),
                 similarity=r["similarity"],
-                lexical=float(r["lexical"] or 0.0),
+                lexical=None if r["lexical"] is None else float(r["lexical"]),
                 sentence_similarity=r["sentence_similarity"],
                 lexemes=r["lexemes"] or "",
                 query_lexemes=list(r["query_lexemes"] or []),
