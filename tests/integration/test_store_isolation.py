@@ -111,3 +111,28 @@ def test_given_a_migrated_database_when_migrating_again_then_nothing_changes(con
     with container.db.transaction() as conn:
         indexes = {r["indexname"] for r in conn.execute("SELECT indexname FROM pg_indexes").fetchall()}
     assert "memory_records_tenant_hnsw" in indexes and "memory_records_embedding_hnsw" not in indexes
+
+
+@pytest.mark.parametrize("reuse_plans", [False, True])
+def test_given_a_pooled_connection_whose_backend_died_when_handed_out_then_the_pool_replaces_it(
+    container, database_url, reuse_plans
+):
+    import time
+
+    from agent_memory.adapters.postgres.database import Database
+
+    db = Database(database_url, min_size=1, max_size=1)
+    db.open()
+    try:
+        with db.tenant_transaction("tenant-a", reuse_plans=reuse_plans) as conn:
+            first = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        with psycopg.connect(
+            database_url, autocommit=True
+        ) as owner:  # a restart or failover, for one backend
+            owner.execute("SELECT pg_terminate_backend(%s)", (first,))
+        time.sleep(0.2)  # the server's goodbye reaches the idle socket
+        with db.tenant_transaction("tenant-a", reuse_plans=reuse_plans) as conn:
+            second = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
+        assert second != first
+    finally:
+        db.close()

@@ -191,15 +191,19 @@ def bm25_counts(
     terms = list(dict.fromkeys(query))
     if not n or not terms:
         return scores
-    df: Counter[str] = Counter()
+    df = dict.fromkeys(terms, 0)
     for tf in term_counts:
-        df.update(t for t in terms if tf.get(t))
-    length = np.asarray(lengths, dtype=float)
-    avg = float(length.mean()) or 1.0
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+        for t in tf:
+            if t in df and tf[t]:
+                df[t] += 1
+    avg = (sum(lengths) / n) or 1.0
+    idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+    k1, b = BM25_K1, BM25_B
     for i, tf in enumerate(term_counts):
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length[i] / avg)
-        scores[i] = sum(idf[t] * f * (BM25_K1 + 1) / (f + norm) for t in terms if (f := tf.get(t, 0)))
+        if not tf:
+            continue
+        norm = k1 * (1 - b + b * lengths[i] / avg)
+        scores[i] = sum(idf[t] * f * (k1 + 1) / (f + norm) for t, f in tf.items() if f and t in idf)
     return scores
 
 
@@ -217,21 +221,28 @@ def rank_candidates(
     newest-version reorder."""
     if not candidates:
         return []
-    dense = np.array([c.dense if c.dense is not None else 0.0 for c in candidates])
+    dense = np.array([_dense_or_zero(c) for c in candidates])
     topical = [t for t in query_tokens if t not in QUERY_FILLER] or list(query_tokens)
     if topical and any(c.length for c in candidates):
         lexical = bm25_counts(topical, [c.term_counts for c in candidates], [c.length for c in candidates])
     else:
         lexical = np.array([c.lexical for c in candidates])
-    fused = W_LEXICAL * _minmax(lexical) + (1 - W_LEXICAL) * _minmax(dense)
+    fused = (W_LEXICAL * _minmax(lexical) + (1 - W_LEXICAL) * _minmax(dense)).tolist()
+    now_s = now.timestamp()
     for c, f in zip(candidates, fused, strict=True):
         r = c.record
-        c.relevance = float(f)
-        trust = 0.85 + 0.03 * r.authority.rank  # 0.85 (inference) .. 1.0 (system of record)
-        verified = 1.05 if r.authority in (Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED) else 1.0
+        c.relevance = f
+        authority = r.authority
+        trust = 0.85 + 0.03 * authority.rank  # 0.85 (inference) .. 1.0 (system of record)
+        verified = 1.05 if authority in _VERIFIED else 1.0
         confidence = 0.8 + 0.2 * r.confidence
-        recency = 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * recency_weight(r.type, r.effective_at, now)
-        c.score = c.relevance * trust * verified * confidence * recency
+        half_life = HALF_LIFE_DAYS.get(r.type)
+        if half_life is None:
+            recency = 1.0
+        else:
+            age_days = max(0.0, (now_s - r.effective_at.timestamp()) / 86400.0)
+            recency = 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * 0.5 ** (age_days / half_life)
+        c.score = f * trust * verified * confidence * recency
     ordered = sorted(candidates, key=lambda c: (-c.score, -c.record.effective_at.timestamp(), c.record.id))
     return newest_version_first(ordered, head)
 
@@ -267,6 +278,16 @@ def _newest_version_first(head: list[Candidate]) -> list[Candidate]:
                 break
         out.insert(position, c)
     return out
+
+
+_VERIFIED = frozenset({Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED})
+
+
+def _dense_or_zero(c: Candidate) -> float:
+    s, t = c.similarity, c.sentence_similarity
+    if s is None:
+        return t if t is not None else 0.0
+    return s if t is None or s >= t else t
 
 
 def is_relevant(c: Candidate, floor: float) -> bool:
