@@ -153,3 +153,20 @@ def test_lexeme_counts_agree_with_parsing_every_entry(entries, wanted):
     tokens = reference_tokens(text)
     assert length == len(tokens)
     assert counts == {w: tokens.count(w) for w in wanted if w in tokens}
+
+
+def test_given_a_question_when_made_topical_then_filler_words_go_and_topic_words_stay():
+    from agent_memory.domain.ranking import topical_query
+
+    kept = topical_query("How many weeks ago did I mention my current job at NovaTech?")
+    words = kept.lower().split()
+    assert "current" in words and "job" in words and "novatech?" in words
+    assert not {"many", "weeks", "ago", "mention"} & set(words)
+    assert "currently" not in topical_query("What plan am I currently on?").lower().split()
+
+
+def test_given_a_question_of_filler_only_when_made_topical_then_it_is_kept_whole():
+    from agent_memory.domain.ranking import topical_query
+
+    assert topical_query("many times?") == "many times?"
+    assert topical_query("How many times?").split() == ["How", "?"]  # "how": a stop word to PostgreSQL

@@ -54,31 +54,21 @@ DEFAULT_FLOOR = 0.15
 
 _TSV_ENTRY = re.compile(r"'(?:[^']|'')*'")
 
-# Question filler that carries no topic ("how many weeks ago did I mention..."), as english stems.
+# Question filler that carries no topic ("how many weeks ago did I mention..."), as words: matched
+# before stemming, so "currently" is filler while "my current job" keeps its topic word (the stem
+# "current" would conflate them).
 QUERY_FILLER = frozenset(
-    [
-        "mani",
-        "much",
-        "long",
-        "often",
-        "ago",
-        "current",
-        "recent",
-        "first",
-        "last",
-        "total",
-        "number",
-        "time",
-        "day",
-        "week",
-        "month",
-        "year",
-        "remind",
-        "mention",
-        "tell",
-        "know",
-    ]
+    """many much long often ago currently recently first last total number times time days weeks
+    months years day week month year remind mention mentioned tell know""".split()
 )
+_WORDS = re.compile(r"[A-Za-z0-9']+|[^A-Za-z0-9']+")
+_HAS_WORD = re.compile(r"[A-Za-z0-9]")
+
+
+def topical_query(text: str) -> str:
+    """The query without its filler words, for full-text matching; the query itself if only filler."""
+    kept = "".join(w for w in _WORDS.findall(text) if w.lower() not in QUERY_FILLER)
+    return kept if _HAS_WORD.search(kept) else text
 
 
 class Ranked(Protocol):
@@ -222,9 +212,8 @@ def rank_candidates(
     if not candidates:
         return []
     dense = np.array([_dense_or_zero(c) for c in candidates])
-    topical = [t for t in query_tokens if t not in QUERY_FILLER] or list(query_tokens)
-    if topical and any(c.length for c in candidates):
-        lexical = bm25_counts(topical, [c.term_counts for c in candidates], [c.length for c in candidates])
+    if query_tokens and any(c.length for c in candidates):
+        lexical = bm25_counts(query_tokens, [c.term_counts for c in candidates], [c.length for c in candidates])
     else:
         lexical = np.array([c.lexical for c in candidates])
     fused = (W_LEXICAL * _minmax(lexical) + (1 - W_LEXICAL) * _minmax(dense)).tolist()

@@ -25,6 +25,7 @@ from agent_memory.domain.ranking import (
     newest_version_first,
     rank_candidates,
     similarity_floor,
+    topical_query,
 )
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.observability import logger
@@ -136,7 +137,7 @@ class RetrievalBroker:
             rows = session.retrieval_candidates(
                 subject_id=request.subject_id,
                 query_embedding=query_embedding,
-                query_text=request.query,
+                query_text=topical_query(request.query),
                 types=[t.value for t in request.types] if request.types else None,
                 max_sensitivity_rank=principal.clearance.rank,
                 now=now,
