@@ -58,8 +58,34 @@ _TSV_ENTRY = re.compile(r"'(?:[^']|'')*'")
 # before stemming, so "currently" is filler while "my current job" keeps its topic word (the stem
 # "current" would conflate them).
 QUERY_FILLER = frozenset(
-    """many much long often ago currently recently first last total number times time days weeks
-    months years day week month year remind mention mentioned tell know""".split()
+    [
+        "many",
+        "much",
+        "long",
+        "often",
+        "ago",
+        "currently",
+        "recently",
+        "first",
+        "last",
+        "total",
+        "number",
+        "times",
+        "time",
+        "days",
+        "weeks",
+        "months",
+        "years",
+        "day",
+        "week",
+        "month",
+        "year",
+        "remind",
+        "mention",
+        "mentioned",
+        "tell",
+        "know",
+    ]
 )
 _WORDS = re.compile(r"[A-Za-z0-9']+|[^A-Za-z0-9']+")
 _HAS_WORD = re.compile(r"[A-Za-z0-9]")
@@ -213,7 +239,9 @@ def rank_candidates(
         return []
     dense = np.array([_dense_or_zero(c) for c in candidates])
     if query_tokens and any(c.length for c in candidates):
-        lexical = bm25_counts(query_tokens, [c.term_counts for c in candidates], [c.length for c in candidates])
+        lexical = bm25_counts(
+            query_tokens, [c.term_counts for c in candidates], [c.length for c in candidates]
+        )
     else:
         lexical = np.array([c.lexical for c in candidates])
     fused = (W_LEXICAL * _minmax(lexical) + (1 - W_LEXICAL) * _minmax(dense)).tolist()
