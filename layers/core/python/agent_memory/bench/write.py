@@ -130,13 +130,17 @@ def _run(
 
 
 def timed_run(
-    container: Any, principal: Any, writes: list[Any], vectors: np.ndarray, threads: int
+    container: Any,
+    principal: Any,
+    writes: list[Any],
+    vectors: np.ndarray,
+    threads: int,
+    data_dir: Path | None = None,
 ) -> dict[str, Any]:
     lat: list[float] = []
     decisions: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     busy = c.CpuSampler()
-    data_dir = getattr(container, "extras", {}).get("data_dir")
     pg0, cpu0 = c.pg_cpu_seconds(data_dir), time.process_time()
     t0 = time.perf_counter()
     if threads == 1:
@@ -201,7 +205,6 @@ def run_write_bench(
 
         embedder = MiniLMOnnxEmbedder()
     container = c.build(data_dir, embedder=embedder, pool_max_size=max(8, concurrent + 2))
-    container.extras["data_dir"] = data_dir
     p = c.principal(c.TENANT)
     t = time.perf_counter()
     writes = make_writes(records, subjects, seed)
@@ -222,10 +225,10 @@ def run_write_bench(
 
     # Warm-up on other subjects (connections, statement preparation): not measured.
     warm = make_writes(200, 50, seed + 99, first_subject=10_000_000)
-    timed_run(container, p, warm, c.unit_vectors(nrng, len(warm)), 1)
+    timed_run(container, p, warm, c.unit_vectors(nrng, len(warm)), 1, data_dir)
 
     print(f"single client: {records:,} writes ...", flush=True)
-    single = timed_run(container, p, writes, vectors, 1)
+    single = timed_run(container, p, writes, vectors, 1, data_dir)
     print(f"  {single}", flush=True)
     report["single"] = single
     report.update(
@@ -239,7 +242,9 @@ def run_write_bench(
             concurrent_records, max(1, concurrent_records // 20), seed + 1, first_subject=subjects
         )
         print(f"{concurrent} threads: {concurrent_records:,} writes ...", flush=True)
-        report["concurrent"] = timed_run(container, p, more, c.unit_vectors(nrng, len(more)), concurrent)
+        report["concurrent"] = timed_run(
+            container, p, more, c.unit_vectors(nrng, len(more)), concurrent, data_dir
+        )
         print(f"  {report['concurrent']}", flush=True)
         # The same slice size single-threaded right after, for a side-by-side ratio.
         again = make_writes(
@@ -248,7 +253,9 @@ def run_write_bench(
             seed + 2,
             first_subject=subjects + concurrent_records,
         )
-        report["single_same_size"] = timed_run(container, p, again, c.unit_vectors(nrng, len(again)), 1)
+        report["single_same_size"] = timed_run(
+            container, p, again, c.unit_vectors(nrng, len(again)), 1, data_dir
+        )
         report["concurrent_speedup"] = c.ratio(
             report["concurrent"]["records_per_s"], report["single_same_size"]["records_per_s"]
         )
@@ -259,13 +266,13 @@ def run_write_bench(
         sql = c.SqlProfile()
         t = time.perf_counter()
         with sql.active():
-            timed_run(container, p, sample, svec, 1)
+            timed_run(container, p, sample, svec, 1, data_dir)
         report["profile_sql"] = sql.report(len(sample), time.perf_counter() - t)
         sample2 = make_writes(
             profile_records, max(1, profile_records // 20), seed + 4, first_subject=base + 10**6
         )
         _, report["profile_cprofile"] = c.cprofile_top(
-            lambda: timed_run(container, p, sample2, c.unit_vectors(nrng, len(sample2)), 1)
+            lambda: timed_run(container, p, sample2, c.unit_vectors(nrng, len(sample2)), 1, data_dir)
         )
     with c.owner_connection(c.owner_url(container), c.TENANT) as conn:
         report["table_rows"] = conn.execute("SELECT count(*) FROM memory_records").fetchone()[0]
