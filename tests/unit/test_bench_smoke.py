@@ -89,8 +89,9 @@ def test_retrieval_workload_spreads_subjects_and_queries():
     assert max(int(s.split("-")[1]) for s in subjects) > 24_000
 
 
-# --------------------------------------------------------------------------- smoke runs (tiny sizes)
-@pytest.mark.bench
+# ------------------------------------------------------------------ smoke runs (tiny sizes, ~45 s in all)
+# In `make test`: a benchmark nobody runs breaks unnoticed (the write bench did, session 3).
+@pytest.mark.integration
 def test_write_bench_smoke(tmp_path):
     from agent_memory.bench.write import run_write_bench
 
@@ -105,7 +106,7 @@ def test_write_bench_smoke(tmp_path):
     assert r["concurrent"]["threads"] == 2 and r["p95_ms"] > 0
 
 
-@pytest.mark.bench
+@pytest.mark.integration
 def test_retrieve_bench_smoke(tmp_path):
     from agent_memory.bench.retrieve import run_retrieve_bench
 
@@ -138,7 +139,7 @@ def test_retrieve_bench_smoke(tmp_path):
     assert r["floor_rows_median"] == 5
 
 
-@pytest.mark.bench
+@pytest.mark.integration
 def test_lifecycle_bench_smoke(tmp_path):
     from agent_memory.bench.lifecycle import run_lifecycle_bench
 
