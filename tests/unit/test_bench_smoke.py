@@ -137,6 +137,7 @@ def test_retrieve_bench_smoke(tmp_path):
     ):
         assert r[key] == r[key], key  # present and not NaN
     assert r["floor_rows_median"] == 5
+    assert r["load"]["sentence_rows"] > 0  # multi-sentence memories carry sentence vectors, as written
 
 
 @pytest.mark.integration

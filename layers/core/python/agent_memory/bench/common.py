@@ -750,12 +750,22 @@ def secondary_indexes(conn: Any) -> list[tuple[str, str]]:
     return [(r[0], r[1]) for r in rows]
 
 
+SENTENCE_COLUMNS = ("tenant_id", "memory_id", "subject_id", "pos", "embedding")
+SENTENCE_TYPES = ("text", "text", "text", "int2", "vector")
+
+
 def bulk_load(
-    url: str, tenant: str, batches: Iterator[list[tuple[Any, ...]]], *, hnsw: bool, report: dict[str, Any]
+    url: str,
+    tenant: str,
+    batches: Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]],
+    *,
+    hnsw: bool,
+    report: dict[str, Any],
 ) -> int:
-    """COPY rows into memory_records as the owner: secondary indexes dropped first and rebuilt
-    after (the HNSW index only when `hnsw`: per-subject search never uses it), then ANALYZE."""
-    n = 0
+    """COPY (memory rows, sentence rows) batches into memory_records and memory_sentences as the
+    owner: secondary indexes of memory_records dropped first and rebuilt after (the HNSW index only
+    when `hnsw`: per-subject search never uses it), then ANALYZE."""
+    n = sentences = 0
     with owner_connection(url, tenant) as conn:
         defs = secondary_indexes(conn)
         with conn.transaction():
@@ -767,7 +777,7 @@ def bulk_load(
         conn.execute("ALTER TABLE memory_records DISABLE TRIGGER memory_lineage_sync")
         try:
             with conn.cursor() as cur:
-                for batch in batches:
+                for batch, sentence_rows in batches:
                     with cur.copy(
                         f"COPY memory_records ({', '.join(COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
                     ) as cp:
@@ -775,6 +785,14 @@ def bulk_load(
                         for row in batch:
                             cp.write_row(row)
                     n += len(batch)
+                    if sentence_rows:
+                        with cur.copy(
+                            f"COPY memory_sentences ({', '.join(SENTENCE_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
+                        ) as cp:
+                            cp.set_types(list(SENTENCE_TYPES))
+                            for row in sentence_rows:
+                                cp.write_row(row)
+                        sentences += len(sentence_rows)
         finally:
             conn.execute("ALTER TABLE memory_records ENABLE TRIGGER memory_lineage_sync")
         conn.execute(
@@ -794,6 +812,8 @@ def bulk_load(
         report["hnsw_index"] = hnsw
         t2 = time.perf_counter()
         conn.execute("VACUUM (ANALYZE) memory_records")
+        conn.execute("VACUUM (ANALYZE) memory_sentences")
+        report["sentence_rows"] = sentences
         report["vacuum_analyze_s"] = round(time.perf_counter() - t2, 1)
     return n
 
@@ -819,9 +839,14 @@ def load_dataset(
     first_subject: int = 0,
     log_every: int = 100_000,
     extra: Sequence[tuple[int, int]] = (),
+    sentences: bool = False,
 ) -> dict[str, Any]:
     """Synthetic memories COPYed straight into memory_records (no gateway): subject i gets
-    `per_subject` rows (and each (index, rows) of `extra` its own count, none expired); `vectors(rng, plans)` gives their embeddings (random unit vectors by default)."""
+    `per_subject` rows (and each (index, rows) of `extra` its own count, none expired); `vectors(rng, plans)` gives their embeddings (random unit vectors by default).
+    `sentences`: as the write path does, an active memory whose content splits into several
+    sentences gets a vector per sentence (near the memory's own) in memory_sentences."""
+    from agent_memory.domain.sentences import split_sentences
+
     rng = random.Random(seed)  # noqa: S311 - synthetic data, not security
     nrng = np.random.default_rng(seed)
     now = datetime.now(UTC)
@@ -833,26 +858,35 @@ def load_dataset(
     shape = [(i, per_subject, expired_share) for i in range(first_subject, first_subject + subjects)]
     shape += [(i, n, 0.0) for i, n in extra]
 
-    def batches() -> Iterator[list[tuple[Any, ...]]]:
+    def batches() -> Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
         done = 0
         batch: list[tuple[Any, ...]] = []
+        sentence_rows: list[tuple[Any, ...]] = []
         for i, n_rows, share in shape:
             plans = plan_subject_rows(i, n_rows, rng, now, expired_share=share)
             vecs = make_vectors(nrng, plans)
             for p, v in zip(plans, vecs, strict=True):
                 serial[0] += 1
-                batch.append(copy_row(p, tenant, v if p["status"] == "active" else None, serial[0]))
+                active = p["status"] == "active"
+                row = copy_row(p, tenant, v if active else None, serial[0])
+                batch.append(row)
+                chunks = split_sentences(p["content"]) if sentences and active else []
+                if chunks:
+                    near_vecs = near(np.stack([v] * len(chunks)), nrng, noise=0.35)
+                    sentence_rows += [
+                        (tenant, row[0], p["subject_id"], pos, sv) for pos, sv in enumerate(near_vecs)
+                    ]
             if len(batch) >= 20_000:
                 done += len(batch)
-                yield batch
-                batch = []
+                yield batch, sentence_rows
+                batch, sentence_rows = [], []
                 if done % log_every < 20_000:
                     el = time.perf_counter() - t0
                     print(
                         f"  loaded {done:,}/{total:,} rows in {el:.0f}s ({done / el:,.0f} rows/s)", flush=True
                     )
         if batch:
-            yield batch
+            yield batch, sentence_rows
 
     ensure_tenant(container, tenant)
     n = bulk_load(owner_url(container), tenant, batches(), hnsw=hnsw, report=report)

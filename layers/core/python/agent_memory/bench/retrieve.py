@@ -7,6 +7,8 @@
    per-subject search is an exact scan of the (tenant, subject) B-tree range). Text is
    synthetic CS/support content; vectors are MiniLM embeddings of each memory's gist
    (~3,000 distinct gists embedded once) plus noise, so similarities look like real ones.
+   As the write path does, a memory whose content splits into several sentences also gets a
+   vector per sentence in memory_sentences (about 17% of them, two sentences each).
    `--reuse` keeps a dataset of the same shape already in the data dir.
 2. Queries: `--queries` (subject, question) pairs, subjects uniform over all subjects,
    questions realistic text (20 intents x 20 topics), each with a precomputed MiniLM vector.
@@ -340,7 +342,14 @@ def run_retrieve_bench(
     from agent_memory.services.retrieval import RetrieveRequest
 
     data_dir = Path(data_dir)
-    shape = {"subjects": subjects, "per_subject": per_subject, "hnsw": hnsw, "seed": seed, "kind": "retrieve"}
+    shape = {
+        "subjects": subjects,
+        "per_subject": per_subject,
+        "hnsw": hnsw,
+        "seed": seed,
+        "kind": "retrieve",
+        "sentences": True,
+    }
     marker = c.read_marker(data_dir)
     reusing = bool(reuse and marker and all(marker.get(k) == v for k, v in shape.items()))
     if not reusing:
@@ -370,7 +379,13 @@ def run_retrieve_bench(
             return c.near(np.stack([gists[p["gist"]] for p in plans]), g, noise=0.35)
 
         report["load"] = c.load_dataset(
-            container, subjects=subjects, per_subject=per_subject, seed=seed, hnsw=hnsw, vectors=vectors
+            container,
+            subjects=subjects,
+            per_subject=per_subject,
+            seed=seed,
+            hnsw=hnsw,
+            vectors=vectors,
+            sentences=True,
         )
         c.write_marker(data_dir, {**shape, "load": report["load"]})
     report["disk_gib"] = c.dir_size_gib(data_dir / "pg")
