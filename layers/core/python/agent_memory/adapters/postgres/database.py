@@ -105,8 +105,9 @@ def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
     server (psycopg_pool's own check, which raises so the pool replaces the connection). Asking
     every time cost a round trip per retrieval.
     """
-    readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
-    if readable or conn.closed:
+    idle = select.poll()  # poll, not select: no limit on the descriptor's number
+    idle.register(conn.pgconn.socket, select.POLLIN)
+    if idle.poll(0) or conn.closed:
         ConnectionPool.check_connection(conn)
 
 

@@ -332,10 +332,13 @@ class PostgresTenantSession(LifecycleQueries):
                 SELECT r.id, r.type, r.authority, r.confidence, r.effective_at, r.session_id, r.slot,
                        r.content_tsv, r.content_tsv::text AS lexemes,
                        1 - (r.embedding <=> %(q)s::vector) AS similarity,
-                       (SELECT max(1 - (ms.embedding <=> %(q)s::vector)) FROM memory_sentences ms
-                         WHERE ms.memory_id = r.id) AS sentence_similarity,
+                       s.sentence_similarity,
                        (r.type = 'fact' AND r.authority IN ('system_of_record', 'human_verified')) AS pinned
                   FROM memory_records r
+                  -- the subject's sentence vectors in one range scan, not one probe per memory
+                  LEFT JOIN (SELECT ms.memory_id, max(1 - (ms.embedding <=> %(q)s::vector)) AS sentence_similarity
+                               FROM memory_sentences ms WHERE ms.tenant_id = %(t)s AND ms.subject_id = %(s)s
+                              GROUP BY ms.memory_id) s ON s.memory_id = r.id
                  WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
                    AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
                    AND r.sensitivity_rank <= %(clr)s
