@@ -96,3 +96,57 @@ def test_given_either_path_when_the_broker_ranks_then_it_returns_the_same_memori
     # scores are normalised over the candidates, so they differ; the order of what is returned does not
     assert [m["id"] for m in unranked.memories] == [m["id"] for m in ranked.memories]
     assert "renewal pricing" in unranked.memories[0]["content"]
+
+
+def test_given_a_memory_without_vector_or_match_when_searched_then_neither_path_returns_it(
+    container, database_url
+):
+    import psycopg
+
+    # Given a subject whose memories include two without a vector (written while the embedder was down)
+    ids = [
+        container.gateway.write(
+            AGENT,
+            MemoryWrite(
+                subject_id="S-NOVEC", type="episode", content=text, source={"kind": "customer_confirmed"}
+            ),
+        ).memory.id
+        for text in (
+            "Customer asked about renewal pricing for seats",
+            "Customer prefers invoices by post",
+            "Customer renewal was signed by the CFO",
+        )
+    ]
+    with psycopg.connect(database_url, autocommit=True) as owner:
+        owner.execute("UPDATE memory_records SET embedding = NULL WHERE id = ANY(%s)", ([ids[1], ids[2]],))
+    # When it is searched by either path
+    for per_signal in (50, 2):  # 3 rows: unranked, then the top 2 per signal
+        found = {
+            r.facts.id for r in candidates(container, "S-NOVEC", "renewal pricing", per_signal=per_signal)
+        }
+        # Then the vectorless memory with no query term is not a candidate; the one with a term is
+        assert ids[1] not in found, per_signal
+        assert ids[2] in found and ids[0] in found, per_signal
+
+
+def test_given_a_version_number_when_searched_then_both_paths_match_the_same_text(container):
+    from agent_memory.domain.ranking import lexeme_counts
+
+    # Given a subject with a memory naming a version, among others
+    texts = ["Customer upgraded the agent to v2.3.1 on Monday"] + [
+        f"{t} ({i})" for i, t in enumerate(TOPICS[:4])
+    ]
+    for text in texts:
+        container.gateway.write(
+            AGENT,
+            MemoryWrite(
+                subject_id="S-VER", type="episode", content=text, source={"kind": "customer_confirmed"}
+            ),
+        )
+    # When the version is searched unranked (small subject) and ranked (top 1 per signal)
+    unranked = candidates(container, "S-VER", "v2.3.1", per_signal=50)
+    ranked = candidates(container, "S-VER", "v2.3.1", per_signal=1)
+    # Then the same memory matches the text in both
+    matched_unranked = {r.facts.id for r in unranked if lexeme_counts(r.lexemes, r.query_lexemes or [])[0]}
+    matched_ranked = {r.facts.id for r in ranked if r.lexical}
+    assert len(matched_unranked) == 1 and matched_unranked == matched_ranked

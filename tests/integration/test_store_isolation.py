@@ -126,13 +126,42 @@ def test_given_a_pooled_connection_whose_backend_died_when_handed_out_then_the_p
     try:
         with db.tenant_transaction("tenant-a", reuse_plans=reuse_plans) as conn:
             first = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
-        with psycopg.connect(
-            database_url, autocommit=True
-        ) as owner:  # a restart or failover, for one backend
+        # a restart or failover, for one backend
+        with psycopg.connect(database_url, autocommit=True) as owner:
             owner.execute("SELECT pg_terminate_backend(%s)", (first,))
-        time.sleep(0.2)  # the server's goodbye reaches the idle socket
+            deadline = time.monotonic() + 10
+            while owner.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (first,)).fetchone():
+                assert time.monotonic() < deadline, "the backend did not exit"
+                time.sleep(0.02)  # gone: its goodbye is on the idle socket
         with db.tenant_transaction("tenant-a", reuse_plans=reuse_plans) as conn:
             second = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
         assert second != first
     finally:
         db.close()
+
+
+def test_given_the_pipelined_read_transaction_when_a_write_in_it_fails_then_nothing_of_it_commits(container):
+    # Given the read path's transaction (pipeline mode: a write's error arrives late, at the latest at COMMIT)
+    from agent_memory.ports.store import RetryableConflict
+
+    logged: list[str] = []
+    with (
+        pytest.raises((psycopg.errors.UniqueViolation, RetryableConflict)),
+        container.store.tenant("tenant-pipe", reuse_plans=True) as session,
+    ):
+        # When an access event is logged and then a second write fails
+        log_id = session.log_retrieval(subject_id="S-P", actor="a", memory_ids=["m1"], payload={})
+        logged.append(log_id)
+        session.conn.execute(
+            "INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)"
+            " VALUES ('tenant-pipe', %s, 'S-P', 'a', '{}', '{}')",
+            (log_id,),
+        )
+    # Then the error is raised to the caller and the first write was rolled back with it
+    with container.db.tenant_transaction("tenant-pipe") as conn:
+        assert (
+            conn.execute("SELECT count(*) AS n FROM retrieval_log WHERE id = %s", logged).fetchone()["n"] == 0
+        )
+    # And the pool's connection is usable again
+    with container.store.tenant("tenant-pipe", reuse_plans=True) as session:
+        session.log_retrieval(subject_id="S-P", actor="a", memory_ids=[], payload={})

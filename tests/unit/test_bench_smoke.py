@@ -1,5 +1,5 @@
-"""The database benchmarks: pure helpers (fast, always run) and tiny end-to-end smoke runs
-(`-m bench`, excluded from `make test`). No timing is asserted anywhere."""
+"""The database benchmarks: pure helpers and tiny end-to-end smoke runs (~45 s, part of
+`make test`). No timing is asserted anywhere."""
 
 from __future__ import annotations
 

@@ -85,6 +85,16 @@ QUERY_FILLER = frozenset(
         "mentioned",
         "tell",
         "know",
+        # the same question verbs in their other forms
+        "reminds",
+        "reminded",
+        "mentions",
+        "mentioning",
+        "tells",
+        "told",
+        "telling",
+        "knows",
+        "knew",
     ]
 )
 _WORDS = re.compile(r"[A-Za-z0-9']+|[^A-Za-z0-9']+")
@@ -92,7 +102,9 @@ _HAS_WORD = re.compile(r"[A-Za-z0-9]")
 
 
 def topical_query(text: str) -> str:
-    """The query without its filler words, for full-text matching; the query itself if only filler."""
+    """The query without its filler words, for full-text matching; the query itself if only filler.
+    A question of filler and stop words ("How many times?") then has no full-text terms at all: it
+    names no topic, and matching its filler would only add noise. The vector still sees it whole."""
     kept = "".join(w for w in _WORDS.findall(text) if w.lower() not in QUERY_FILLER)
     return kept if _HAS_WORD.search(kept) else text
 

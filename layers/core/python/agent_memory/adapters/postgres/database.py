@@ -105,10 +105,17 @@ def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
     server (psycopg_pool's own check, which raises so the pool replaces the connection). Asking
     every time cost a round trip per retrieval.
     """
-    idle = select.poll()  # poll, not select: no limit on the descriptor's number
-    idle.register(conn.pgconn.socket, select.POLLIN)
-    if idle.poll(0) or conn.closed:
+    if conn.closed or _has_input(conn.pgconn.socket):
         ConnectionPool.check_connection(conn)
+
+
+def _has_input(fd: int) -> bool:
+    if hasattr(select, "poll"):  # poll, not select, where there is one: no limit on the descriptor
+        idle = select.poll()
+        idle.register(fd, select.POLLIN)
+        return bool(idle.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)  # Windows has no poll
+    return bool(readable)
 
 
 def migration_files() -> list[tuple[str, str]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -323,8 +322,10 @@ class PostgresTenantSession(LifecycleQueries):
 
         Every scan stays inside the (tenant, subject) B-tree range and ranks exactly: per-subject
         recall never depends on an approximate index. A subject with at most `per_signal` memories in
-        scope returns them all unranked (`lexical` None: the caller matches the query's lexemes against
-        each row's); ranking them in SQL cost 40% of the query (docs/benchmarks.md).
+        scope returns every one that a signal finds (a vector, a sentence vector, a query lexeme, a
+        verified fact) unranked: `lexical` None, the caller matches the query's lexemes against each
+        row's; ranking them in SQL cost 40% of the query (docs/benchmarks.md). Both paths match text by
+        the same lexemes, so what is admitted does not depend on the subject's size.
         """
         rows = self.conn.execute(
             """
@@ -344,11 +345,19 @@ class PostgresTenantSession(LifecycleQueries):
                    AND r.sensitivity_rank <= %(clr)s
                    AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s))
             ), size AS (SELECT count(*) AS n FROM scoped),
-            q AS (SELECT (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(qtext)s))) AS lexemes)
-            -- a subject with at most n memories in scope: every one is a candidate, nothing to rank here
+            q AS (  -- the query's lexemes, and the same lexemes OR-ed as a query (quoted: not parsed again)
+                SELECT lexemes,
+                       (SELECT string_agg('''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''', ' | ')
+                          FROM unnest(lexemes) l)::tsquery AS tsq
+                  FROM (SELECT (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(qtext)s))) AS lexemes) l
+            )
+            -- a subject with at most n memories in scope: every one that any signal finds is a
+            -- candidate, unranked (the caller ranks them)
             SELECT id, type, authority, confidence, effective_at, session_id, slot,
                    similarity, NULL::float8 AS lexical, sentence_similarity, scoped.lexemes, q.lexemes AS query_lexemes
-              FROM scoped, q WHERE (SELECT n FROM size) <= %(n)s
+              FROM scoped, q
+             WHERE (SELECT n FROM size) <= %(n)s
+               AND (similarity IS NOT NULL OR sentence_similarity IS NOT NULL OR pinned OR content_tsv @@ q.tsq)
             UNION ALL
             -- a larger one: the top n by each signal, and up to n verified facts
             SELECT id, type, authority, confidence, effective_at, session_id, slot,
@@ -360,10 +369,8 @@ class PostgresTenantSession(LifecycleQueries):
                        row_number() OVER (ORDER BY lexical DESC, id) AS by_text,
                        row_number() OVER (PARTITION BY pinned ORDER BY id) AS by_pin
                   FROM (
-                    SELECT scoped.*,
-                           CASE WHEN %(tsq)s = '' THEN 0
-                                ELSE ts_rank_cd(content_tsv, to_tsquery('english', %(tsq)s)) END AS lexical
-                      FROM scoped WHERE (SELECT n FROM size) > %(n)s
+                    SELECT scoped.*, coalesce(ts_rank_cd(content_tsv, q.tsq), 0) AS lexical
+                      FROM scoped, q WHERE (SELECT n FROM size) > %(n)s
                   ) x
               ) c, q
              WHERE (similarity IS NOT NULL AND by_vector <= %(n)s)
@@ -375,7 +382,6 @@ class PostgresTenantSession(LifecycleQueries):
                 "t": self.tenant_id,
                 "s": subject_id,
                 "q": query_embedding,
-                "tsq": _or_tsquery(query_text),
                 "qtext": query_text,
                 "now": now,
                 "clr": max_sensitivity_rank,
@@ -660,12 +666,6 @@ def _as_array(v: Any) -> np.ndarray | None:
     if v is None:
         return None
     return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
-
-
-def _or_tsquery(text: str) -> str:
-    """Any-term full-text query: the words of the query OR-ed (plainto_tsquery ANDs them)."""
-    words = re.findall(r"[A-Za-z0-9]+", text.lower())[:64]
-    return " | ".join(f"'{w}'" for w in dict.fromkeys(words)) if words else ""
 
 
 class PostgresStore:
