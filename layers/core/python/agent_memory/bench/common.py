@@ -754,6 +754,18 @@ SENTENCE_COLUMNS = ("tenant_id", "memory_id", "subject_id", "pos", "embedding")
 SENTENCE_TYPES = ("text", "text", "text", "int2", "vector")
 
 
+def _copy(
+    cur: Any, table: str, columns: Sequence[str], types: Sequence[str], rows: list[tuple[Any, ...]]
+) -> int:
+    """Binary COPY of `rows` into `table`; the number copied."""
+    if rows:
+        with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as cp:
+            cp.set_types(list(types))
+            for row in rows:
+                cp.write_row(row)
+    return len(rows)
+
+
 def bulk_load(
     url: str,
     tenant: str,
@@ -778,21 +790,10 @@ def bulk_load(
         try:
             with conn.cursor() as cur:
                 for batch, sentence_rows in batches:
-                    with cur.copy(
-                        f"COPY memory_records ({', '.join(COPY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
-                    ) as cp:
-                        cp.set_types(list(COPY_TYPES))
-                        for row in batch:
-                            cp.write_row(row)
-                    n += len(batch)
-                    if sentence_rows:
-                        with cur.copy(
-                            f"COPY memory_sentences ({', '.join(SENTENCE_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
-                        ) as cp:
-                            cp.set_types(list(SENTENCE_TYPES))
-                            for row in sentence_rows:
-                                cp.write_row(row)
-                        sentences += len(sentence_rows)
+                    n += _copy(cur, "memory_records", COPY_COLUMNS, COPY_TYPES, batch)
+                    sentences += _copy(
+                        cur, "memory_sentences", SENTENCE_COLUMNS, SENTENCE_TYPES, sentence_rows
+                    )
         finally:
             conn.execute("ALTER TABLE memory_records ENABLE TRIGGER memory_lineage_sync")
         conn.execute(

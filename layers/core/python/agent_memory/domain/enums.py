@@ -70,6 +70,8 @@ AUTHORITY_RANK: dict[Authority, int] = {
     Authority.CUSTOMER_CLAIM: 1,
     Authority.AGENT_INFERENCE: 0,
 }
+# A record from these sources is verified: it heads the context and is never decayed by age.
+VERIFIED_AUTHORITIES = frozenset({Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED})
 
 
 class Sensitivity(StrEnum):

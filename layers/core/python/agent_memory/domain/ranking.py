@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from agent_memory.domain.enums import Authority, MemoryType
+from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType
 from agent_memory.domain.records import MemoryRecord
 
 W_LEXICAL = 0.3  # weight of normalised BM25 against normalised dense similarity
@@ -143,7 +142,7 @@ class CandidateFacts:
 
     @property
     def verified(self) -> bool:
-        return self.authority in (Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED)
+        return self.authority in VERIFIED_AUTHORITIES
 
 
 @dataclass
@@ -161,8 +160,11 @@ class Candidate:
 
     @property
     def dense(self) -> float | None:
-        values = [v for v in (self.similarity, self.sentence_similarity) if v is not None]
-        return max(values) if values else None
+        """The better of the memory's and its best sentence's cosine (None without either)."""
+        s, t = self.similarity, self.sentence_similarity
+        if s is None:
+            return t
+        return s if t is None or s >= t else t
 
 
 def lexeme_counts(tsvector_text: str, lexemes: Sequence[str]) -> tuple[dict[str, int], int]:
@@ -197,17 +199,12 @@ def similarity_floor(embedding_model: str) -> float:
 
 
 def recency_weight(memory_type: MemoryType, effective_at: datetime, now: datetime) -> float:
+    """Half-life decay by type (1.0 for types that do not fade)."""
     half_life = HALF_LIFE_DAYS.get(memory_type)
     if half_life is None:
         return 1.0
-    age_days = max(0.0, (now - effective_at).total_seconds() / 86400.0)
+    age_days = max(0.0, (now.timestamp() - effective_at.timestamp()) / 86400.0)
     return float(0.5 ** (age_days / half_life))
-
-
-def bm25(query: Sequence[str], docs: Sequence[Sequence[str]]) -> np.ndarray:
-    """Okapi BM25 of the query against each tokenised doc (document frequencies from the docs)."""
-    wanted = set(query)
-    return bm25_counts(query, [Counter(t for t in d if t in wanted) for d in docs], [len(d) for d in docs])
 
 
 def bm25_counts(
@@ -249,7 +246,7 @@ def rank_candidates(
     newest-version reorder."""
     if not candidates:
         return []
-    dense = np.array([_dense_or_zero(c) for c in candidates])
+    dense = np.array([0.0 if (d := c.dense) is None else d for c in candidates])
     if query_tokens and any(c.length for c in candidates):
         lexical = bm25_counts(
             query_tokens, [c.term_counts for c in candidates], [c.length for c in candidates]
@@ -257,20 +254,13 @@ def rank_candidates(
     else:
         lexical = np.array([c.lexical for c in candidates])
     fused = (W_LEXICAL * _minmax(lexical) + (1 - W_LEXICAL) * _minmax(dense)).tolist()
-    now_s = now.timestamp()
     for c, f in zip(candidates, fused, strict=True):
         r = c.record
         c.relevance = f
-        authority = r.authority
-        trust = 0.85 + 0.03 * authority.rank  # 0.85 (inference) .. 1.0 (system of record)
-        verified = 1.05 if authority in _VERIFIED else 1.0
+        trust = 0.85 + 0.03 * r.authority.rank  # 0.85 (inference) .. 1.0 (system of record)
+        verified = 1.05 if r.authority in VERIFIED_AUTHORITIES else 1.0
         confidence = 0.8 + 0.2 * r.confidence
-        half_life = HALF_LIFE_DAYS.get(r.type)
-        if half_life is None:
-            recency = 1.0
-        else:
-            age_days = max(0.0, (now_s - r.effective_at.timestamp()) / 86400.0)
-            recency = 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * 0.5 ** (age_days / half_life)
+        recency = 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * recency_weight(r.type, r.effective_at, now)
         c.score = f * trust * verified * confidence * recency
     ordered = sorted(candidates, key=lambda c: (-c.score, -c.record.effective_at.timestamp(), c.record.id))
     return newest_version_first(ordered, head)
@@ -307,16 +297,6 @@ def _newest_version_first(head: list[Candidate]) -> list[Candidate]:
                 break
         out.insert(position, c)
     return out
-
-
-_VERIFIED = frozenset({Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED})
-
-
-def _dense_or_zero(c: Candidate) -> float:
-    s, t = c.similarity, c.sentence_similarity
-    if s is None:
-        return t if t is not None else 0.0
-    return s if t is None or s >= t else t
 
 
 def is_relevant(c: Candidate, floor: float) -> bool:

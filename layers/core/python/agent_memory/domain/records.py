@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_memory.domain.enums import (
+    VERIFIED_AUTHORITIES,
     Authority,
     Decision,
     MemoryType,
@@ -110,7 +111,7 @@ class MemoryRecord(BaseModel):
 
     @property
     def verified(self) -> bool:
-        return self.authority in (Authority.SYSTEM_OF_RECORD, Authority.HUMAN_VERIFIED)
+        return self.authority in VERIFIED_AUTHORITIES
 
     def public_view(self) -> dict[str, Any]:
         """The JSON shape clients see (no embedding vector)."""

@@ -15,7 +15,7 @@ from psycopg.types.json import Jsonb
 from agent_memory.adapters.postgres.database import Database
 from agent_memory.adapters.postgres.lifecycle import LifecycleQueries
 from agent_memory.domain.audit import event_hash_fields
-from agent_memory.domain.enums import Authority, MemoryType, Sensitivity
+from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
 from agent_memory.domain.ranking import CandidateFacts
 from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
@@ -334,7 +334,7 @@ class PostgresTenantSession(LifecycleQueries):
                        r.content_tsv, r.content_tsv::text AS lexemes,
                        1 - (r.embedding <=> %(q)s::vector) AS similarity,
                        s.sentence_similarity,
-                       (r.type = 'fact' AND r.authority IN ('system_of_record', 'human_verified')) AS pinned
+                       (r.type = 'fact' AND r.authority = ANY(%(verified)s)) AS pinned
                   FROM memory_records r
                   -- the subject's sentence vectors in one range scan, not one probe per memory
                   LEFT JOIN (SELECT ms.memory_id, max(1 - (ms.embedding <=> %(q)s::vector)) AS sentence_similarity
@@ -383,6 +383,7 @@ class PostgresTenantSession(LifecycleQueries):
                 "s": subject_id,
                 "q": query_embedding,
                 "qtext": query_text,
+                "verified": sorted(a.value for a in VERIFIED_AUTHORITIES),
                 "now": now,
                 "clr": max_sensitivity_rank,
                 "types": list(types) if types else None,
@@ -390,6 +391,7 @@ class PostgresTenantSession(LifecycleQueries):
             },
             binary=True,
         ).fetchall()
+        query_lexemes = list(rows[0]["query_lexemes"] or []) if rows else []
         return [
             RetrievalRow(
                 facts=CandidateFacts(
@@ -405,7 +407,7 @@ class PostgresTenantSession(LifecycleQueries):
                 lexical=None if r["lexical"] is None else float(r["lexical"]),
                 sentence_similarity=r["sentence_similarity"],
                 lexemes=r["lexemes"] or "",
-                query_lexemes=list(r["query_lexemes"] or []),
+                query_lexemes=query_lexemes,
             )
             for r in rows
         ]
