@@ -7,7 +7,8 @@ tests with `set_container`.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_memory.adapters.postgres.database import Database, migrate
@@ -19,6 +20,7 @@ from agent_memory.ports.extractor import Extractor
 from agent_memory.ports.messaging import ObjectStore, Queue
 from agent_memory.ports.system_of_record import SystemOfRecord
 from agent_memory.services.access_log import AccessLogSealer
+from agent_memory.services.commitments import CommitmentService
 from agent_memory.services.erasure import ErasureService, LocalErasureRunner
 from agent_memory.services.extraction import ExtractionWorker
 from agent_memory.services.lifecycle import LifecycleService
@@ -39,6 +41,7 @@ class Container:
     policies: PolicyRegistry
     gateway: WriteGateway
     review: ReviewService
+    commitments: CommitmentService
     reads: ReadService
     system_of_record: SystemOfRecord
     broker: RetrievalBroker
@@ -50,7 +53,11 @@ class Container:
     erasure: ErasureService
     lifecycle: LifecycleService
 
+    on_close: list[Callable[[], None]] = field(default_factory=list)
+
     def close(self) -> None:
+        for hook in self.on_close:  # background work that still needs the database
+            hook()
         self.db.close()
 
 
@@ -186,6 +193,7 @@ def build_container(
         policies=policies,
         gateway=gateway,
         review=ReviewService(store),
+        commitments=CommitmentService(store, policies),
         reads=ReadService(store),
         system_of_record=sor,
         broker=RetrievalBroker(store, embedder, policies, sor),
@@ -211,7 +219,7 @@ def build_container(
         ),
     )
     container.lifecycle.seal_access_log = container.access_log.seal_tenant
-    container.erasure.start_workflow = _workflow_starter(settings, container.erasure)
+    container.erasure.start_workflow = _workflow_starter(settings, container.erasure, container.on_close)
     from agent_memory.domain.tokens import count_tokens
 
     count_tokens("warm up")  # load the tokenizer vocabularies now, not on the first request
@@ -229,7 +237,7 @@ def _sor_cache_invalidator(sor: SystemOfRecord) -> Any:
     return invalidate
 
 
-def _workflow_starter(settings: Settings, erasure: ErasureService) -> Any:
+def _workflow_starter(settings: Settings, erasure: ErasureService, on_close: list[Callable[[], None]]) -> Any:
     """Step Functions in AWS; locally the same steps and retries in a background thread."""
     if settings.erasure_state_machine_arn:
         import json
@@ -247,6 +255,7 @@ def _workflow_starter(settings: Settings, erasure: ErasureService) -> Any:
 
         return start
     runner = LocalErasureRunner(erasure)
+    on_close.append(runner.wait)
     return runner.start_in_background
 
 

@@ -317,6 +317,7 @@ class LocalErasureRunner:
         self.service = service
         self.sleep = sleep
         self.time_scale = time_scale
+        self._threads: list[threading.Thread] = []
 
     def run(self, job: dict[str, str]) -> str:
         tenant, erasure_id = job["tenant_id"], job["erasure_id"]
@@ -349,5 +350,12 @@ class LocalErasureRunner:
         thread = threading.Thread(
             target=self.run, args=(job,), name=f"erasure-{job['erasure_id']}", daemon=True
         )
+        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         thread.start()
         return thread
+
+    def wait(self, timeout_s: float = 30.0) -> None:
+        """Let erasures in flight finish before the database goes away (shutdown, tests)."""
+        deadline = time.monotonic() + timeout_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
