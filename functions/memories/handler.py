@@ -1,13 +1,16 @@
-"""Memories API: the write gateway (POST) and memory reads."""
+"""Memories API: the write gateway (POST), memory reads, and closing a commitment."""
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_memory.api.http import create_app, current_principal, json_response
 from agent_memory.bootstrap import get_container
+from agent_memory.domain.commitments import CommitmentOutcome
 from agent_memory.domain.enums import MemoryType, Status
 from agent_memory.domain.records import MemoryWrite
 from agent_memory.observability import logger, metrics, tracer
@@ -20,6 +23,30 @@ def write_memory(body: MemoryWrite) -> Response[dict[str, Any]]:
     result = get_container().gateway.write(current_principal(app), body)
     metrics.add_metric(name=f"decision_{result.decision.value}", unit="Count", value=1)
     return json_response(200 if result.replayed else 201, result.public_view())
+
+
+class CloseCommitment(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: CommitmentOutcome = CommitmentOutcome.DONE
+    closed_at: datetime | None = Field(default=None, description="when it was done; defaults to now")
+    note: str | None = Field(default=None, max_length=2000)
+
+    @field_validator("closed_at")
+    @classmethod
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
+
+
+@app.post(
+    "/v1/memories/<memory_id>/close",
+    summary="Close a commitment (done or cancelled): kept for the policy's retention, then expired",
+)
+def close_commitment(memory_id: str, body: CloseCommitment) -> dict[str, Any]:
+    record = get_container().commitments.close(
+        current_principal(app), memory_id, outcome=body.outcome, closed_at=body.closed_at, note=body.note
+    )
+    return {"memory": record.public_view()}
 
 
 @app.get("/v1/memories/<memory_id>", summary="One memory with its version chain")

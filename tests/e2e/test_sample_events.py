@@ -54,6 +54,22 @@ def test_every_api_sample_event_runs_through_its_handler(container, local_aws):
         },
     )
     pending_id = json.loads(pending["body"])["memory"]["id"]
+    follow_up = invoke(
+        "memories",
+        {
+            **load("memories/post_customer_preference.json"),
+            "body": json.dumps(
+                {
+                    "subject_id": "ACC-CORP-4812",
+                    "type": "commitment",
+                    "content": "I will send the revised SOW by Friday.",
+                    "value": {"owner": "agent-7", "due": "Friday"},
+                    "source": {"kind": "agent_inference"},
+                }
+            ),
+        },
+    )
+    commitment_id = json.loads(follow_up["body"])["memory"]["id"]
 
     answers = {}
     for path in sorted(EVENTS.glob("*/*.json")):
@@ -61,12 +77,14 @@ def test_every_api_sample_event_runs_through_its_handler(container, local_aws):
         if by_name(name).trigger != "api":
             continue
         mem_id = pending_id if "approve" in path.name or "reject" in path.name else pref_id
+        mem_id = commitment_id if "commitment" in path.name else mem_id
         event = load(f"{name}/{path.name}", mem_sample=mem_id)
         result = invoke(name, event)
         answers[f"{name}/{path.name}"] = result["statusCode"]
         assert result["statusCode"] < 500, (path, result)
     assert answers["memories/get_memory.json"] == 200
     assert answers["review/approve.json"] == 200
+    assert answers["memories/close_commitment.json"] == 200
     assert answers["retrieve/renewal_question.json"] == 200
     assert answers["session_close/close_meeting.json"] == 202
     assert answers["erasure/request.json"] == 202

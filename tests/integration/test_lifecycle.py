@@ -5,8 +5,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agent_memory.domain.commitments import CommitmentOutcome
 from agent_memory.domain.enums import Role
 from agent_memory.domain.records import MemoryWrite, Principal
+from agent_memory.services.commitments import CommitmentService
 from agent_memory.services.lifecycle import LifecycleService
 from agent_memory.services.retrieval import RetrieveRequest
 
@@ -378,3 +380,27 @@ def test_the_purge_pauses_after_each_batch_in_proportion_to_its_length(container
     quiet.sleep = again.append
     assert quiet.purge(tenants=[TENANT], consolidate=False).expired >= 3
     assert again == []
+
+
+def test_a_closed_commitment_lives_until_closed_plus_retention_and_an_open_one_does_not_expire(container):
+    # Given two follow-ups an agent made 40 days ago, one of which was closed 10 days ago
+    now = datetime.now(UTC)
+    made = now - timedelta(days=40)
+    kept_open = write(
+        container, "S-COMMIT", "I will send the data residency addendum", type="commitment", effective_at=made
+    )
+    done = write(
+        container, "S-COMMIT", "I will book the quarterly review", type="commitment", effective_at=made
+    )
+    assert kept_open.memory.expires_at is None and done.memory.expires_at is None
+    closer = CommitmentService(container.store, container.policies, clock=lambda: now - timedelta(days=10))
+    closed = closer.close(AGENT, done.memory.id, outcome=CommitmentOutcome.DONE)
+    assert closed.expires_at == now + timedelta(days=20)
+
+    # When the purge runs before the retention ends, both stay; after it, only the open one stays
+    lifecycle(container, now + timedelta(days=19)).purge()
+    assert row(container, done.memory.id)["status"] == "active"
+    lifecycle(container, now + timedelta(days=21)).purge()
+    assert row(container, done.memory.id)["status"] == "expired"
+    lifecycle(container, now + timedelta(days=3650)).purge()
+    assert row(container, kept_open.memory.id)["status"] == "active"

@@ -62,10 +62,11 @@ class FunctionSpec:
 FUNCTIONS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="memories",
-        description="Write gateway and memory reads",
+        description="Write gateway, memory reads, closing commitments",
         trigger="api",
         routes=(
             Route("POST", "/v1/memories"),
+            Route("POST", "/v1/memories/{memory_id}/close"),
             Route("GET", "/v1/memories/{memory_id}"),
             Route("GET", "/v1/subjects/{subject_id}/memories"),
         ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from agent_memory.domain.commitments import closed_at, retention_end
 from agent_memory.domain.enums import (
     SLOT_REQUIRED_TYPES,
     Authority,
@@ -113,6 +114,10 @@ def classify(
 
     effective_at = write.effective_at or now
     expires_at = _expiry(memory_type, effective_at, write.expires_at, policy)
+    closed = closed_at(write.value) if memory_type is MemoryType.COMMITMENT else None
+    if closed is not None:  # a commitment recorded as already closed: kept for the retention after it
+        end = retention_end(closed, policy)
+        expires_at = end if expires_at is None else min(expires_at, end)
     if final is None and expires_at is not None and expires_at <= now:
         reasons.append("already_expired")
         final = Decision.REJECTED

@@ -485,10 +485,19 @@ def render_memory(r: MemoryRecord) -> str:
     src = r.source
     origin = " ".join(escape_text(x) for x in (src.system, src.reference) if x)
     source = f"{src.kind.value}{' ' + origin if origin else ''}"
+    kind = r.type.value
+    if r.type is MemoryType.COMMITMENT:
+        kind += "".join(f" {k} {escape_text(str(v))}" for k, v in commitment_view(r).items() if v is not None)
     return (
         f"- [{r.id}] {escape_text(r.content)} (source: {source}; authority: {r.authority.value}; "
-        f"{r.type.value}; effective {_date(r.effective_at)})"
+        f"{kind}; effective {_date(r.effective_at)})"
     )
+
+
+def commitment_view(r: MemoryRecord) -> dict[str, Any]:
+    """A follow-up's state for the agent: open or closed (and how), its owner and due date."""
+    v = r.value
+    return {k: v.get(k) for k in ("state", "outcome", "owner", "due")}
 
 
 def render_ticket(t: TicketState) -> str:
@@ -504,7 +513,7 @@ def render_live(lv: LiveValue) -> str:
 
 def memory_view(c: Candidate, section: str) -> dict[str, Any]:
     r = _whole(c)
-    return {
+    view: dict[str, Any] = {
         "id": r.id,
         "type": r.type.value,
         "category": r.category,
@@ -521,3 +530,6 @@ def memory_view(c: Candidate, section: str) -> dict[str, Any]:
         "source": r.source.model_dump(mode="json", exclude_none=True),
         "session_id": r.session_id,
     }
+    if r.type is MemoryType.COMMITMENT:
+        view["commitment"] = commitment_view(r)
+    return view

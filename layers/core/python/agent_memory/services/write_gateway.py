@@ -14,6 +14,7 @@ from datetime import datetime
 import numpy as np
 
 from agent_memory.domain.admission import Classified, classify, resolve_conflict
+from agent_memory.domain.commitments import opening_value
 from agent_memory.domain.enums import DECISION_STATUS, Decision, EventType, Flag, MemoryType, Role
 from agent_memory.domain.errors import Conflict, DomainError, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
@@ -360,6 +361,8 @@ class WriteGateway:
 def prepare(request: MemoryWrite, policy: PolicyProfile, now: datetime) -> tuple[MemoryWrite, Classified]:
     """Steps 1-3, pure: sanitize, screen for instructions, classify. The database steps follow."""
     clean, masked_kinds = sanitize(request)
+    if clean.type is MemoryType.COMMITMENT:
+        clean = clean.model_copy(update={"value": opening_value(clean.value)})
     screening = screen_for_instructions(clean.content + "\n" + json.dumps(clean.value))
     signals = screening.signals + (("caller_flag",) if "untrusted_instruction" in clean.flags else ())
     candidate = classify(clean, policy=policy, now=now, masked_kinds=masked_kinds, injection_signals=signals)
