@@ -142,6 +142,9 @@ class ApiClient:
     def post(self, path: str, body: Any = None, **kw: Any) -> HttpReply:
         return self.request("POST", path, body, **kw)
 
+    def put(self, path: str, body: Any = None, **kw: Any) -> HttpReply:
+        return self.request("PUT", path, body, **kw)
+
 
 @pytest.fixture(scope="module")
 def api(container: Any) -> Iterator[ApiClient]:

@@ -24,7 +24,7 @@ from agent_memory.services.commitments import CommitmentService
 from agent_memory.services.erasure import ErasureService, LocalErasureRunner
 from agent_memory.services.extraction import ExtractionWorker
 from agent_memory.services.lifecycle import LifecycleService
-from agent_memory.services.policies import PolicyRegistry
+from agent_memory.services.policies import PolicyAdmin, PolicyRegistry
 from agent_memory.services.reads import ReadService
 from agent_memory.services.retrieval import RetrievalBroker
 from agent_memory.services.review import ReviewService
@@ -39,6 +39,7 @@ class Container:
     store: PostgresStore
     embedder: Embedder
     policies: PolicyRegistry
+    policy_admin: PolicyAdmin
     gateway: WriteGateway
     review: ReviewService
     commitments: CommitmentService
@@ -191,6 +192,7 @@ def build_container(
         store=store,
         embedder=embedder,
         policies=policies,
+        policy_admin=PolicyAdmin(policies),
         gateway=gateway,
         review=ReviewService(store),
         commitments=CommitmentService(store, policies),

@@ -206,7 +206,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
     container = build_container(_settings())
     overrides = json.loads(args.overrides) if args.overrides else {}
-    resolved = container.policies.set(args.tenant, args.profile, overrides)
+    resolved = container.policies.set(args.tenant, args.profile, overrides, actor="cli")
     print(json.dumps({"tenant": args.tenant, "profile": resolved.name}))
     container.close()
     return 0

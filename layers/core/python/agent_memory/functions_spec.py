@@ -84,6 +84,13 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         ),
     ),
     FunctionSpec(
+        name="policy",
+        description="The tenant's policy profile: read and change it (admin), every change audited",
+        trigger="api",
+        routes=(Route("GET", "/v1/policy"), Route("PUT", "/v1/policy")),
+        memory_mb=256,
+    ),
+    FunctionSpec(
         name="audit",
         description="Audit events (ids, reasons, hash chain; never content)",
         trigger="api",

@@ -112,7 +112,7 @@ def run(
         cached = CachedEmbedder.load(container.embedder, Path(embedding_cache))
         container.embedder = container.gateway.embedder = cached
         cache_report = cached.report
-    container.policies.set(TENANT, "benchmark")
+    container.policies.set(TENANT, "benchmark", actor="bench")
     agent = Principal(sub="bench", tenant_id=TENANT, roles=frozenset({Role.AGENT}))
     overall = Scores()
     by_type: defaultdict[str, Scores] = defaultdict(Scores)

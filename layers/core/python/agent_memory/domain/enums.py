@@ -147,6 +147,7 @@ class EventType(StrEnum):
     RETRIEVAL_FAILED = "retrieval_failed"
     REINSTATED = "memory_reinstated"
     EMBEDDING_DEFERRED = "memory_embedding_deferred"
+    POLICY_CHANGED = "policy_changed"
 
 
 class Flag(StrEnum):

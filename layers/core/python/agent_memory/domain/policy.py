@@ -32,8 +32,8 @@ class PolicyProfile(BaseModel):
     revalidate_after_days: dict[MemoryType, int] = Field(
         default_factory=lambda: {MemoryType.FACT: 180, MemoryType.PREFERENCE: 365}
     )
-    commitment_closed_retention_days: int = 30
-    archive_window_days: int = 30
+    commitment_closed_retention_days: int = Field(default=30, ge=0, le=3650)
+    archive_window_days: int = Field(default=30, ge=0, le=3650)
     approval_required_categories: frozenset[str] = frozenset({FactCategory.CONTRACT_COMMERCIAL.value})
     sor_slot_fields: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_SOR_SLOT_FIELDS))
     category_sensitivity: dict[str, Sensitivity] = Field(
@@ -41,18 +41,22 @@ class PolicyProfile(BaseModel):
             FactCategory.CONTRACT_COMMERCIAL.value: Sensitivity.CONFIDENTIAL,
         }
     )
-    near_duplicate_similarity: float = 0.97
-    retrieval_top_k: int = 5
-    retrieval_max_tokens: int = 2048
-    envelope_tokens: int = 8192
+    near_duplicate_similarity: float = Field(default=0.97, gt=0.0, le=1.01)  # above 1: never
+    retrieval_top_k: int = Field(default=5, ge=1, le=50)
+    retrieval_max_tokens: int = Field(default=2048, ge=64, le=200_000)
+    envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
     legal_hold_exempts_erasure: bool = False
 
     def ttl_for(self, memory_type: MemoryType) -> int | None:
         return self.ttl_days.get(memory_type)
 
     def with_overrides(self, overrides: dict[str, Any]) -> PolicyProfile:
-        data = self.model_dump()
-        data.update(overrides)
+        """Overrides replace fields; a mapping (TTLs, slot fields...) is merged key by key, so
+        overriding one type's TTL leaves the other types' TTLs as they were."""
+        data = self.model_dump(mode="json")
+        for key, value in overrides.items():
+            base = data.get(key)
+            data[key] = {**base, **value} if isinstance(base, dict) and isinstance(value, dict) else value
         return PolicyProfile.model_validate(data)
 
 
@@ -93,6 +97,34 @@ PROFILES: dict[str, PolicyProfile] = {
         near_duplicate_similarity=1.01,  # benchmark turns are kept verbatim
     ),
 }
+
+
+# What a tenant's admin may choose through the API; `benchmark` (no TTLs) is for benchmarks only.
+PRESETS = ("crm", "support", "wealth")
+SENTIMENT_HARD_BOUND_DAYS = 180
+
+
+def guardrail_violations(p: PolicyProfile) -> list[tuple[str, str]]:
+    """The rules of POLICY.md that no tenant override may relax, as (field, why) pairs."""
+    out: list[tuple[str, str]] = []
+    bound = p.max_ttl_days.get(MemoryType.SENTIMENT)
+    if bound is None or bound > SENTIMENT_HARD_BOUND_DAYS:
+        out.append(
+            ("max_ttl_days", f"sentiment is kept at most {SENTIMENT_HARD_BOUND_DAYS} days (hard bound)")
+        )
+    if FactCategory.CONTRACT_COMMERCIAL.value not in p.approval_required_categories:
+        out.append(
+            (
+                "approval_required_categories",
+                "commercial terms from conversation always wait for a reviewer (INV-MEM-01)",
+            )
+        )
+    if p.retrieval_max_tokens > p.envelope_tokens:
+        out.append(("retrieval_max_tokens", f"exceeds the envelope of {p.envelope_tokens} tokens"))
+    for memory_type, days in p.ttl_days.items():
+        if days is not None and days < 1:
+            out.append(("ttl_days", f"{memory_type.value}: a TTL is at least one day (null: none)"))
+    return out
 
 
 def profile(name: str) -> PolicyProfile:

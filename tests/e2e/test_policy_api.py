@@ -1,0 +1,109 @@
+"""The tenant's policy through the HTTP API: its admin reads and changes it within the rules no
+tenant may relax; every change is audited and takes effect on the next write."""
+
+from datetime import datetime, timedelta
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+TENANT = "polco"
+
+
+@pytest.fixture(scope="module")
+def tokens(api):
+    return {
+        "admin": api.token(TENANT, "admin-1", ["admin"]),
+        "agent": api.token(TENANT, "agent-1", ["agent"]),
+        "auditor": api.token(TENANT, "aud-1", ["auditor"]),
+        "other_admin": api.token("polco-other", "admin-x", ["admin"]),
+    }
+
+
+def policy_events(api, tokens):
+    events = api.get("/v1/audit?limit=1000", token=tokens["auditor"]).body["events"]
+    return [e for e in events if e["event_type"] == "policy_changed"]
+
+
+def test_an_admin_changes_the_preset_and_a_ttl_and_the_next_write_follows_it(api, tokens):
+    # Given the deployment default
+    before = api.get("/v1/policy", token=tokens["admin"])
+    assert before.status == 200
+    assert (before.body["profile"], before.body["source"]) == ("crm", "deployment_default")
+    assert "benchmark" not in before.body["presets"]
+
+    # When the admin picks wealth and shortens episodes to 30 days
+    changed = api.put(
+        "/v1/policy", {"profile": "wealth", "overrides": {"ttl_days": {"episode": 30}}}, token=tokens["admin"]
+    )
+
+    # Then the other types keep the preset's TTLs, and the change is stored and audited
+    assert changed.status == 200, changed.body
+    ttl = changed.body["effective"]["ttl_days"]
+    assert (ttl["episode"], ttl["observation"], ttl["sentiment"], ttl["fact"]) == (30, 30, 180, None)
+    assert changed.body["effective"]["retrieval_max_tokens"] == 2048
+    assert (changed.body["profile"], changed.body["source"]) == ("wealth", "tenant")
+    [event] = policy_events(api, tokens)
+    assert event["actor"] == "admin-1" and event["payload"]["previous_profile"] is None
+    assert event["payload"]["overrides"] == {"ttl_days": {"episode": 30}}
+
+    # And the next episode written expires 30 days after its effective date
+    written = api.post(
+        "/v1/memories",
+        {
+            "subject_id": "C-1",
+            "type": "episode",
+            "content": "Walked the client through the rebalancing proposal.",
+            "source": {"kind": "confirmed_outcome"},
+            "effective_at": "2026-11-01T10:00:00+00:00",
+        },
+        token=tokens["agent"],
+    )
+    memory = written.body["memory"]
+    assert datetime.fromisoformat(memory["expires_at"]) - datetime.fromisoformat(
+        memory["effective_at"]
+    ) == timedelta(days=30)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"profile": "benchmark"}, "profile"),
+        ({"profile": "no-such-preset"}, "profile"),
+        ({"profile": "crm", "overrides": {"max_ttl_days": {"sentiment": 365}}}, "overrides.max_ttl_days"),
+        (
+            {"profile": "crm", "overrides": {"approval_required_categories": []}},
+            "overrides.approval_required_categories",
+        ),
+        (
+            {"profile": "wealth", "overrides": {"retrieval_max_tokens": 9000}},
+            "overrides.retrieval_max_tokens",
+        ),
+        ({"profile": "crm", "overrides": {"ttl_days": {"episode": 0}}}, "overrides.ttl_days"),
+        ({"profile": "crm", "overrides": {"archive_window_days": -1}}, "overrides.archive_window_days"),
+        ({"profile": "crm", "overrides": {"retrieval_top_k": 500}}, "overrides.retrieval_top_k"),
+        ({"profile": "crm", "overrides": {"no_such_field": 1}}, "overrides.no_such_field"),
+        ({"profile": "crm", "overrides": []}, "overrides"),
+    ],
+)
+def test_a_change_that_relaxes_a_hard_rule_or_is_malformed_is_refused_and_changes_nothing(
+    api, tokens, change, field
+):
+    before = api.get("/v1/policy", token=tokens["admin"]).body
+    audited = len(policy_events(api, tokens))
+    reply = api.put("/v1/policy", change, token=tokens["admin"])
+    assert reply.status == 422 and reply.body["error"]["field"] == field, reply.body
+    assert api.get("/v1/policy", token=tokens["admin"]).body == before
+    assert len(policy_events(api, tokens)) == audited
+
+
+def test_only_the_tenants_admin_reads_or_changes_its_policy(api, tokens):
+    for role in ("agent", "auditor"):
+        assert api.get("/v1/policy", token=tokens[role]).status == 403
+        refused = api.put("/v1/policy", {"profile": "support"}, token=tokens[role])
+        assert refused.status == 403 and refused.body["error"]["code"] == "unauthorized_memory_mutation"
+    # another tenant's admin sees its own tenant, untouched by the changes above
+    other = api.get("/v1/policy", token=tokens["other_admin"])
+    assert other.status == 200 and other.body["tenant_id"] == "polco-other"
+    assert other.body["source"] == "deployment_default"
+    # and the admin role reads no memory content
+    assert api.get("/v1/subjects/C-1/memories", token=tokens["admin"]).status == 403
