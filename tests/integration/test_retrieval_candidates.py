@@ -150,3 +150,47 @@ def test_given_a_version_number_when_searched_then_both_paths_match_the_same_tex
     matched_unranked = {r.facts.id for r in unranked if lexeme_counts(r.lexemes, r.query_lexemes or [])[0]}
     matched_ranked = {r.facts.id for r in ranked if r.lexical}
     assert len(matched_unranked) == 1 and matched_unranked == matched_ranked
+
+
+@pytest.fixture(scope="module")
+def commitment(container, subject):
+    """A memory with a source, a value and an expiry, among the subject's others (written last:
+    the tests above count the subject's rows)."""
+    return container.gateway.write(
+        AGENT,
+        MemoryWrite(
+            subject_id=subject,
+            type="commitment",
+            content="Will send the renewal pricing sheet for the analytics seats",
+            value={"owner": "agent-3", "due": "2026-12-04"},
+            source={"kind": "agent_inference", "system": "chat", "reference": "sess-7"},
+            expires_at=datetime(2027, 1, 1, tzinfo=UTC),
+        ),
+    ).memory
+
+
+@pytest.mark.parametrize("per_signal", [50, 2], ids=["small path", "large path"])
+def test_given_either_path_when_a_row_is_shown_then_it_is_the_stored_record(
+    container, subject, commitment, per_signal
+):
+    written = commitment
+    # When the candidates are read for a query that finds it
+    rows = candidates(container, subject, "renewal pricing sheet for analytics seats", per_signal)
+    row = next(r for r in rows if r.facts.id == written.id)
+    shown = row.memory()
+    # Then what is shown is what was stored, and the vector is the stored one
+    assert (shown.content, shown.category, shown.value, shown.source, shown.expires_at) == (
+        written.content,
+        written.category,
+        written.value,
+        written.source,
+        written.expires_at,
+    )
+    assert (shown.type, shown.authority, shown.slot, shown.session_id) == (
+        written.type,
+        written.authority,
+        written.slot,
+        written.session_id,
+    )
+    stored = container.embedder.embed([written.content])[0]
+    assert row.embedding is not None and float(row.embedding @ stored) > 0.999

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -118,6 +119,29 @@ class MemoryRecord(BaseModel):
         out = self.model_dump(mode="json")
         out["verified"] = self.verified
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedMemory:
+    """What retrieval shows of a memory (the context line, the response, the live-value check):
+    read with the candidates in one snapshot, not the whole record."""
+
+    id: str
+    type: MemoryType
+    category: str
+    slot: str | None
+    content: str
+    value: dict[str, Any]
+    source: Source
+    authority: Authority
+    confidence: float
+    effective_at: datetime
+    expires_at: datetime | None
+    session_id: str | None
+
+    @property
+    def verified(self) -> bool:
+        return self.authority in VERIFIED_AUTHORITIES
 
 
 MAX_CONTENT_CHARS = 4000

@@ -3,6 +3,7 @@ row-level security sees only that tenant, whatever the query says."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from agent_memory.domain.ranking import CandidateFacts
-from agent_memory.domain.records import AuditEvent, MemoryRecord
+from agent_memory.domain.records import AuditEvent, MemoryRecord, RetrievedMemory, Source
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,9 @@ class AdmissionContext:
 @dataclass
 class RetrievalRow:
     """One retrieval candidate as the store found it (similarities exact, within the subject):
-    what ranking needs, not the whole record; the chosen few are fetched by `retrieval_records`."""
+    what ranking needs, and what showing it needs, in one snapshot. The JSON columns stay text
+    until the candidate is chosen (`memory()`): parsing them for every candidate cost more than
+    the rest of the row."""
 
     facts: CandidateFacts
     similarity: float | None
@@ -46,6 +49,29 @@ class RetrievalRow:
     sentence_similarity: float | None = None
     lexemes: str = ""  # the row's tsvector as text ("'bake':3 'cake':1,4")
     query_lexemes: list[str] | None = None
+    content: str = ""
+    category: str = ""
+    source_json: str = "{}"
+    value_json: str = "{}"
+    expires_at: datetime | None = None
+    embedding: np.ndarray | None = None
+
+    def memory(self) -> RetrievedMemory:
+        f = self.facts
+        return RetrievedMemory(
+            id=f.id,
+            type=f.type,
+            category=self.category,
+            slot=f.slot,
+            content=self.content,
+            value=json.loads(self.value_json),
+            source=Source.model_validate_json(self.source_json),
+            authority=f.authority,
+            confidence=f.confidence,
+            effective_at=f.effective_at,
+            expires_at=self.expires_at,
+            session_id=f.session_id,
+        )
 
 
 @dataclass(frozen=True)
@@ -127,9 +153,6 @@ class TenantSession(Protocol):
         now: datetime,
         per_signal: int,
     ) -> list[RetrievalRow]: ...
-    def retrieval_records(
-        self, memory_ids: Sequence[str], with_embeddings: Sequence[str]
-    ) -> dict[str, tuple[MemoryRecord, np.ndarray | None]]: ...
     def search_tenant_wide(
         self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
     ) -> list[tuple[MemoryRecord, float]]: ...

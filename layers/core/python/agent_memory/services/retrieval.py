@@ -18,16 +18,14 @@ from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import (
-    REORDER_WINDOW,
     Candidate,
     is_relevant,
     lexeme_counts,
-    newest_version_first,
     rank_candidates,
     similarity_floor,
     topical_query,
 )
-from agent_memory.domain.records import MemoryRecord, Principal, utcnow
+from agent_memory.domain.records import MemoryRecord, Principal, RetrievedMemory, utcnow
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import MemoryStore, NewEvent, RetrievalRow, TenantSession
@@ -146,7 +144,6 @@ class RetrievalBroker:
             timings["db"] = (time.perf_counter() - t1) * 1000
             result = self._compose(session, principal, request, policy, rows, top_k, max_tokens, now)
             stale_ids = result.pop("stale_ids")
-            timings["db"] += result.pop("fetch_ms")  # both queries: candidates, then the chosen whole
             newly_flagged = session.mark_needs_revalidation(stale_ids) if stale_ids else []
             if newly_flagged:
                 session.append_events(
@@ -269,37 +266,27 @@ class RetrievalBroker:
 
         query_tokens = rows[0].query_lexemes or [] if rows else []
         candidates = []
+        row_of: dict[str, RetrievalRow] = {}
         for row in rows:
             counts, length = lexeme_counts(row.lexemes, query_tokens)
             # unranked rows (a small subject): a full-text match is any query lexeme in the row
             lexical = row.lexical if row.lexical is not None else float(bool(counts))
             candidates.append(
-                Candidate(row.facts, row.similarity, lexical, row.sentence_similarity, None, counts, length)
+                Candidate(
+                    row.facts, row.similarity, lexical, row.sentence_similarity, row.embedding, counts, length
+                )
             )
-        ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=0)
+            row_of[row.facts.id] = row
+        ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=top_k)
         floor = similarity_floor(self.embedder.name)
-
-        # Fetch whole only what can reach the answer: the selection on the narrow facts, with room
-        # for every candidate a live value could exclude; the candidates in slots the system of
-        # record owns (their values are checked against it); the reorder window (with vectors).
-        window = ranked[: min(top_k, REORDER_WINDOW)]
         owned = [c for c in ranked if c.record.slot in policy.sor_slot_fields]
-        reachable = _select(
-            ranked, floor, top_k + len(owned), VERIFIED_FACTS_CAP + len(owned), lambda _: None
-        )
-        wanted = {c.record.id for bucket in reachable.buckets for c in bucket}
-        wanted |= {c.record.id for c in owned} | {c.record.id for c in window}
-        t_fetch = time.perf_counter()
-        fetched = session.retrieval_records(sorted(wanted), [c.record.id for c in window]) if wanted else {}
-        fetch_ms = (time.perf_counter() - t_fetch) * 1000
-        for c in ranked:
-            if c.record.id in fetched:
-                c.full, c.embedding = fetched[c.record.id]
-        present = [c for c in ranked if c.full is not None or c.record.id not in wanted]
-        if len(present) < len(ranked):  # deleted between the two queries
-            exclude("deleted_meanwhile", len(ranked) - len(present))
-            ranked = present
-        ranked = newest_version_first(ranked, top_k)
+
+        def shown(c: Candidate) -> RetrievedMemory:
+            """What is shown of a candidate, read once it may be returned (parsing it for every
+            candidate cost more than ranking them)."""
+            if c.full is None:
+                c.full = row_of[c.record.id].memory()
+            return c.full
 
         # Freshness gate: memories in slots the system of record owns yield to the live value.
         live_unavailable = False
@@ -320,7 +307,7 @@ class RetrievalBroker:
         def stale(c: Candidate) -> str | None:
             slot_field = policy.sor_slot_fields.get(c.record.slot or "")
             live = live_values.get(slot_field) if slot_field else None
-            if live is not None and c.full is not None and contradicts(c.full, slot_field or "", live.value):
+            if live is not None and contradicts(shown(c), slot_field or "", live.value):
                 overrides.setdefault(live.field, []).append(c.record.id)
                 stale_ids.append(c.record.id)
                 return "stale_vs_live"
@@ -356,12 +343,12 @@ class RetrievalBroker:
         position = {id(c): i for i, c in enumerate(ranked)}
         rest.sort(key=lambda cs: position[id(cs[0])])
         ordered = sectioned + rest
-        lines = [ContextLine(c.record.id, section, render_memory(_whole(c))) for c, section in ordered]
+        lines = [ContextLine(c.record.id, section, render_memory(shown(c))) for c, section in ordered]
         assembled = assemble(request.subject_id, pinned, lines, max_tokens)
         if assembled.dropped:
             exclude("budget", len(assembled.dropped))
         kept = set(assembled.included)
-        memories = [memory_view(c, section) for c, section in ordered if c.record.id in kept]
+        memories = [memory_view(c, shown(c), section) for c, section in ordered if c.record.id in kept]
         section_order = {"verified_facts": 0, "relevant": 1, "supporting": 2, "unverified": 3}
         memories.sort(key=lambda m: section_order[m["section"]])
         live_view = [
@@ -381,7 +368,6 @@ class RetrievalBroker:
             "excluded": excluded,
             "live_unavailable": live_unavailable,
             "stale_ids": stale_ids,
-            "fetch_ms": fetch_ms,
         }
 
 
@@ -436,12 +422,6 @@ def _select(
     return _Selection((verified, relevant, supporting, unverified), excluded)
 
 
-def _whole(c: Candidate) -> MemoryRecord:
-    if c.full is None:  # the broker fetches every candidate it can return
-        raise RuntimeError(f"candidate {c.record.id} was not fetched")
-    return c.full
-
-
 def _budget(policy: PolicyProfile, requested: int | None) -> int:
     """The request's token budget, else the tenant's; never above the tenant's envelope."""
     max_tokens = requested or policy.retrieval_max_tokens
@@ -468,7 +448,7 @@ def render_reusable(r: MemoryRecord) -> str:
     )
 
 
-def contradicts(record: MemoryRecord, field_name: str, live_value: Any) -> bool:
+def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bool:
     """Does the memory assert a different value than the live one? Unknown counts as stale:
     the system of record owns the slot."""
     asserted = record.value.get(field_name, record.value.get("value"))
@@ -481,7 +461,7 @@ def _date(dt: datetime | None) -> str:
     return dt.date().isoformat() if dt else "unknown"
 
 
-def render_memory(r: MemoryRecord) -> str:
+def render_memory(r: RetrievedMemory) -> str:
     src = r.source
     origin = " ".join(escape_text(x) for x in (src.system, src.reference) if x)
     source = f"{src.kind.value}{' ' + origin if origin else ''}"
@@ -494,7 +474,7 @@ def render_memory(r: MemoryRecord) -> str:
     )
 
 
-def commitment_view(r: MemoryRecord) -> dict[str, Any]:
+def commitment_view(r: RetrievedMemory) -> dict[str, Any]:
     """A follow-up's state for the agent: open or closed (and how), its owner and due date."""
     v = r.value
     return {k: v.get(k) for k in ("state", "outcome", "owner", "due")}
@@ -511,8 +491,7 @@ def render_live(lv: LiveValue) -> str:
     return f"- {escape_text(lv.field)} = {escape_text(str(lv.value))} (as of {lv.as_of.isoformat()})"
 
 
-def memory_view(c: Candidate, section: str) -> dict[str, Any]:
-    r = _whole(c)
+def memory_view(c: Candidate, r: RetrievedMemory, section: str) -> dict[str, Any]:
     view: dict[str, Any] = {
         "id": r.id,
         "type": r.type.value,

@@ -332,6 +332,10 @@ class PostgresTenantSession(LifecycleQueries):
             WITH scoped AS MATERIALIZED (
                 SELECT r.id, r.type, r.authority, r.confidence, r.effective_at, r.session_id, r.slot,
                        r.content_tsv, r.content_tsv::text AS lexemes,
+                       -- what showing a memory needs, read in the same snapshot (JSON as text:
+                       -- parsed only for the chosen few)
+                       r.content, r.category, r.source::text AS source_json, r.value::text AS value_json,
+                       r.expires_at, r.embedding,
                        1 - (r.embedding <=> %(q)s::vector) AS similarity,
                        s.sentence_similarity,
                        (r.type = 'fact' AND r.authority = ANY(%(verified)s)) AS pinned
@@ -354,14 +358,16 @@ class PostgresTenantSession(LifecycleQueries):
             -- a subject with at most n memories in scope: every one that any signal finds is a
             -- candidate, unranked (the caller ranks them)
             SELECT id, type, authority, confidence, effective_at, session_id, slot,
-                   similarity, NULL::float8 AS lexical, sentence_similarity, scoped.lexemes, q.lexemes AS query_lexemes
+                   similarity, NULL::float8 AS lexical, sentence_similarity, scoped.lexemes, q.lexemes AS query_lexemes,
+                   content, category, source_json, value_json, expires_at, embedding
               FROM scoped, q
              WHERE (SELECT n FROM size) <= %(n)s
                AND (similarity IS NOT NULL OR sentence_similarity IS NOT NULL OR pinned OR content_tsv @@ q.tsq)
             UNION ALL
             -- a larger one: the top n by each signal, and up to n verified facts
             SELECT id, type, authority, confidence, effective_at, session_id, slot,
-                   similarity, lexical, sentence_similarity, c.lexemes, q.lexemes
+                   similarity, lexical, sentence_similarity, c.lexemes, q.lexemes,
+                   content, category, source_json, value_json, expires_at, embedding
               FROM (
                 SELECT x.*,
                        row_number() OVER (ORDER BY similarity DESC NULLS LAST, id) AS by_vector,
@@ -408,26 +414,15 @@ class PostgresTenantSession(LifecycleQueries):
                 sentence_similarity=r["sentence_similarity"],
                 lexemes=r["lexemes"] or "",
                 query_lexemes=query_lexemes,
+                content=r["content"],
+                category=r["category"],
+                source_json=r["source_json"],
+                value_json=r["value_json"],
+                expires_at=r["expires_at"],
+                embedding=_as_array(r["embedding"]),
             )
             for r in rows
         ]
-
-    def retrieval_records(
-        self, memory_ids: Sequence[str], with_embeddings: Sequence[str]
-    ) -> dict[str, tuple[MemoryRecord, np.ndarray | None]]:
-        """The chosen candidates whole (and the vectors of those the newest-version check compares)."""
-        rows = self.conn.execute(
-            f"""SELECT {_RECORD_JSON} AS record,
-                       CASE WHEN r.id = ANY(%(vec)s) THEN r.embedding END AS embedding
-                  FROM memory_records r WHERE r.tenant_id = %(t)s AND r.id = ANY(%(ids)s)""",
-            {"t": self.tenant_id, "ids": list(memory_ids), "vec": list(with_embeddings)},
-            binary=True,
-        ).fetchall()
-        out: dict[str, tuple[MemoryRecord, np.ndarray | None]] = {}
-        for r in rows:
-            record = MemoryRecord.model_validate_json(r["record"])
-            out[record.id] = (record, _as_array(r["embedding"]))
-        return out
 
     def search_tenant_wide(
         self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
