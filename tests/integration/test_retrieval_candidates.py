@@ -3,6 +3,7 @@ whole and unranked, a larger one's as the top n per signal, and the broker ranks
 
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from agent_memory.domain.enums import Role
@@ -193,4 +194,5 @@ def test_given_either_path_when_a_row_is_shown_then_it_is_the_stored_record(
         written.session_id,
     )
     stored = container.embedder.embed([written.content])[0]
-    assert row.embedding is not None and float(row.embedding @ stored) > 0.999
+    assert row.embedding is not None and row.embedding.dtype == np.float32
+    assert np.allclose(row.embedding, stored, atol=1e-6)

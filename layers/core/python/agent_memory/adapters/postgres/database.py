@@ -9,9 +9,14 @@ from contextlib import contextmanager
 from importlib import resources
 from typing import Any
 
+import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.abc import Buffer
+from psycopg.adapt import Loader
+from psycopg.pq import Format
 from psycopg.rows import DictRow, dict_row
+from psycopg.types import TypeInfo
 from psycopg_pool import ConnectionPool
 
 from agent_memory.domain.errors import ConfigurationError
@@ -53,6 +58,9 @@ class Database:
 
     def _configure(self, conn: psycopg.Connection[DictRow]) -> None:
         register_vector(conn)
+        info = TypeInfo.fetch(conn, "vector")
+        if info is not None:  # binary vectors straight into arrays (see VectorArrayLoader)
+            conn.adapters.register_loader(info.oid, VectorArrayLoader)
         with conn.cursor() as cur:
             cur.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.app_role)))
         conn.commit()
@@ -95,6 +103,17 @@ class Database:
         """A transaction with no tenant: tenant tables look empty (RLS)."""
         with self.pool.connection() as conn, conn.transaction():
             yield conn
+
+
+class VectorArrayLoader(Loader):
+    """pgvector's binary format (uint16 dim, uint16 unused, dim big-endian float4) straight into a
+    float32 array. pgvector's own loader builds a Vector first; a retrieval reads ~40 vectors, and
+    that cost ~0.1 ms of it."""
+
+    format = Format.BINARY
+
+    def load(self, data: Buffer) -> np.ndarray:
+        return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
 
 
 def check_idle_connection(conn: psycopg.Connection[Any]) -> None:

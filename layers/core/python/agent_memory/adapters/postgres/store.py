@@ -402,8 +402,8 @@ class PostgresTenantSession(LifecycleQueries):
             RetrievalRow(
                 facts=CandidateFacts(
                     id=r["id"],
-                    type=MemoryType(r["type"]),
-                    authority=Authority(r["authority"]),
+                    type=_MEMORY_TYPES[r["type"]],
+                    authority=_AUTHORITIES[r["authority"]],
                     confidence=round(float(r["confidence"]), 6),
                     effective_at=r["effective_at"],
                     session_id=r["session_id"],
@@ -657,6 +657,10 @@ class PostgresTenantSession(LifecycleQueries):
                                                      updated_at = now()""",
             (self.tenant_id, profile, Jsonb(overrides)),
         )
+
+
+_MEMORY_TYPES = {t.value: t for t in MemoryType}  # a dict lookup per row, not an Enum call
+_AUTHORITIES = {a.value: a for a in Authority}
 
 
 def _as_array(v: Any) -> np.ndarray | None:
