@@ -78,7 +78,12 @@ def test_an_open_commitment_is_closed_kept_thirty_days_audited_and_retrieved_wit
 
 
 def test_a_past_close_time_sets_the_retention_from_it(api, tokens):
-    memory = open_commitment(api, tokens, content="I will call back about the failed data export next week.")
+    memory = open_commitment(
+        api,
+        tokens,
+        content="I will call back about the failed data export next week.",
+        effective_at=(datetime.now(UTC) - timedelta(days=10)).isoformat(),
+    )
     when = datetime.now(UTC) - timedelta(days=3)
     closed = api.post(
         f"/v1/memories/{memory['id']}/close",
@@ -139,3 +144,54 @@ def test_who_may_close_what(api, tokens):
 def test_a_commitment_with_an_unknown_state_is_refused_naming_the_field(api, tokens):
     reply = api.post("/v1/memories", {**FOLLOW_UP, "value": {"state": "pending"}}, token=tokens["agent"])
     assert reply.status == 422 and reply.body["error"]["field"] == "value.state"
+
+
+def test_a_commitment_above_the_callers_clearance_cannot_be_closed_or_seen(api, tokens):
+    # Given a confidential follow-up, written by a cleared agent
+    cleared = api.token("acme", "agent-9", ["agent"], clearance="confidential")
+    secret = api.post(
+        "/v1/memories",
+        {
+            **FOLLOW_UP,
+            "subject_id": "ACC-FOLLOWUP-CONF",
+            "content": "I will send the revised restructuring terms to the CFO.",
+            "sensitivity": "confidential",
+        },
+        token=cleared,
+    ).body["memory"]
+    # When an agent with internal clearance tries to close it, it looks absent and stays open
+    reply = api.post(f"/v1/memories/{secret['id']}/close", {}, token=tokens["agent"])
+    assert reply.status == 404 and "restructuring" not in str(reply.body)
+    still = api.get(f"/v1/memories/{secret['id']}", token=cleared)
+    assert still.body["value"]["state"] == "open"
+
+
+def test_closed_at_before_the_commitment_was_made_is_refused(api, tokens):
+    memory = open_commitment(
+        api,
+        tokens,
+        subject_id="ACC-FOLLOWUP-EARLY",
+        content="I will confirm the go-live date.",
+        effective_at="2026-11-20T09:00:00+00:00",
+    )
+    reply = api.post(
+        f"/v1/memories/{memory['id']}/close",
+        {"closed_at": "2026-11-19T09:00:00+00:00"},
+        token=tokens["agent"],
+    )
+    assert reply.status == 422 and reply.body["error"]["field"] == "closed_at"
+
+
+def test_the_same_follow_up_made_again_after_closing_is_a_new_open_commitment(api, tokens):
+    # Given a follow-up that was done
+    first = open_commitment(api, tokens, subject_id="ACC-FOLLOWUP-AGAIN", content="I will send the recap.")
+    assert api.post(f"/v1/memories/{first['id']}/close", {}, token=tokens["agent"]).status == 200
+    # When the agent promises the same thing in a later session
+    again = api.post(
+        "/v1/memories",
+        {**FOLLOW_UP, "subject_id": "ACC-FOLLOWUP-AGAIN", "content": "I will send the recap."},
+        token=tokens["agent"],
+    )
+    # Then it is admitted as a new open commitment, not a duplicate of the closed one
+    assert again.status == 201 and again.body["decision"] == "admitted", again.body
+    assert again.body["memory"]["id"] != first["id"] and again.body["memory"]["value"]["state"] == "open"

@@ -82,6 +82,16 @@ def test_an_admin_changes_the_preset_and_a_ttl_and_the_next_write_follows_it(api
         ({"profile": "crm", "overrides": {"archive_window_days": -1}}, "overrides.archive_window_days"),
         ({"profile": "crm", "overrides": {"retrieval_top_k": 500}}, "overrides.retrieval_top_k"),
         ({"profile": "crm", "overrides": {"no_such_field": 1}}, "overrides.no_such_field"),
+        ({"profile": "crm", "overrides": {"name": "benchmark"}}, "overrides.name"),
+        (
+            {"profile": "crm", "overrides": {"category_sensitivity": {"CONTRACT_COMMERCIAL": "public"}}},
+            "overrides.category_sensitivity",
+        ),
+        (
+            {"profile": "wealth", "overrides": {"category_sensitivity": {"ACCOUNT_PROFILE": None}}},
+            "overrides.category_sensitivity",
+        ),
+        ({"profile": "crm", "overrides": {"max_ttl_days": {"sentiment": None}}}, "overrides.max_ttl_days"),
         ({"profile": "crm", "overrides": []}, "overrides"),
     ],
 )
@@ -107,3 +117,28 @@ def test_only_the_tenants_admin_reads_or_changes_its_policy(api, tokens):
     assert other.body["source"] == "deployment_default"
     # and the admin role reads no memory content
     assert api.get("/v1/subjects/C-1/memories", token=tokens["admin"]).status == 403
+
+
+def test_a_null_in_a_mapping_removes_that_key_only(api, tokens):
+    # a tenant whose system of record has no SLA field, and whose observations never expire
+    changed = api.put(
+        "/v1/policy",
+        {
+            "profile": "support",
+            "overrides": {"sor_slot_fields": {"contract.sla": None}, "ttl_days": {"observation": None}},
+        },
+        token=tokens["admin"],
+    )
+    assert changed.status == 200, changed.body
+    effective = changed.body["effective"]
+    assert effective["sor_slot_fields"] == {"account.plan_tier": "plan_tier", "account.seats": "seats"}
+    assert effective["ttl_days"]["observation"] is None and effective["ttl_days"]["episode"] == 90
+
+
+def test_a_stored_policy_that_a_later_bound_refuses_serves_its_preset_instead_of_failing(container):
+    # Given overrides stored before a bound existed (written straight to the table)
+    with container.store.tenant("polco-legacy") as s:
+        s.set_tenant_policy("wealth", {"retrieval_top_k": 500, "ttl_days": {"episode": 7}})
+    # When the tenant's policy is resolved, it is the preset, not an error
+    policy = container.policies.for_tenant("polco-legacy")
+    assert policy.name == "wealth" and policy.retrieval_top_k == 5 and policy.ttl_for("episode") == 90

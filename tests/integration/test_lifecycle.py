@@ -404,3 +404,16 @@ def test_a_closed_commitment_lives_until_closed_plus_retention_and_an_open_one_d
     assert row(container, done.memory.id)["status"] == "expired"
     lifecycle(container, now + timedelta(days=3650)).purge()
     assert row(container, kept_open.memory.id)["status"] == "active"
+
+
+def test_consolidation_never_merges_a_new_follow_up_into_a_closed_one_in_the_same_words(container):
+    now = datetime.now(UTC)
+    first = write(container, "S-COMMIT-2", "I will send the recap", type="commitment", effective_at=now)
+    CommitmentService(container.store, container.policies).close(
+        AGENT, first.memory.id, outcome=CommitmentOutcome.DONE
+    )
+    again = write(container, "S-COMMIT-2", "I will send the recap", type="commitment", effective_at=now)
+    assert again.decision.value == "admitted"
+    lifecycle(container, now + timedelta(hours=1)).purge()
+    assert row(container, first.memory.id)["status"] == "active"
+    assert row(container, again.memory.id)["status"] == "active"

@@ -22,7 +22,7 @@ def commitment(value: dict, **kw) -> MemoryWrite:
             "content": "I will send the revised SOW by Friday",
             "value": opening_value(value),
             "source": {"kind": "agent_inference"},
-            "effective_at": NOW - timedelta(days=2),
+            "effective_at": NOW - timedelta(days=60),
             **kw,
         }
     )
@@ -109,3 +109,11 @@ def test_given_a_closed_commitment_when_closed_again_then_conflict():
             policy=POLICY,
             requested_expiry=None,
         )
+
+
+@pytest.mark.parametrize("days", [1, -61], ids=["in the future", "before it was made"])
+def test_given_a_close_time_outside_the_commitments_life_when_classified_then_422_names_closed_at(days):
+    closed_at = NOW + timedelta(days=days)
+    with pytest.raises(InvalidRequest) as err:
+        classified(commitment({"state": "closed", "closed_at": closed_at.isoformat()}))
+    assert err.value.field == "value.closed_at"

@@ -115,6 +115,10 @@ def classify(
     effective_at = write.effective_at or now
     expires_at = _expiry(memory_type, effective_at, write.expires_at, policy)
     closed = closed_at(write.value) if memory_type is MemoryType.COMMITMENT else None
+    if closed is not None and not effective_at <= closed <= now:
+        raise InvalidRequest(
+            "value.closed_at lies between the commitment's effective date and now", field="value.closed_at"
+        )
     if closed is not None:  # a commitment recorded as already closed: kept for the retention after it
         end = retention_end(closed, policy)
         expires_at = end if expires_at is None else min(expires_at, end)

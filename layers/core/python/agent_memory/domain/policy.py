@@ -52,11 +52,18 @@ class PolicyProfile(BaseModel):
 
     def with_overrides(self, overrides: dict[str, Any]) -> PolicyProfile:
         """Overrides replace fields; a mapping (TTLs, slot fields...) is merged key by key, so
-        overriding one type's TTL leaves the other types' TTLs as they were."""
+        overriding one type's TTL leaves the other types' TTLs as they were. A null removes a key,
+        except in `ttl_days`, where null is a value: the type has no TTL."""
         data = self.model_dump(mode="json")
         for key, value in overrides.items():
             base = data.get(key)
-            data[key] = {**base, **value} if isinstance(base, dict) and isinstance(value, dict) else value
+            if isinstance(base, dict) and isinstance(value, dict):
+                merged = {**base, **value}
+                if key != "ttl_days":
+                    merged = {k: v for k, v in merged.items() if not (k in value and value[k] is None)}
+                data[key] = merged
+            else:
+                data[key] = value
         return PolicyProfile.model_validate(data)
 
 
@@ -104,9 +111,14 @@ PRESETS = ("crm", "support", "wealth")
 SENTIMENT_HARD_BOUND_DAYS = 180
 
 
-def guardrail_violations(p: PolicyProfile) -> list[tuple[str, str]]:
-    """The rules of POLICY.md that no tenant override may relax, as (field, why) pairs."""
+def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[str, str]]:
+    """The rules of POLICY.md that no tenant override of `preset` may relax, as (field, why) pairs."""
     out: list[tuple[str, str]] = []
+    if p.name != preset.name:
+        out.append(("name", "the profile's name is the preset's; choose another preset instead"))
+    for category, level in preset.category_sensitivity.items():
+        if p.category_sensitivity.get(category, Sensitivity.PUBLIC).rank < level.rank:
+            out.append(("category_sensitivity", f"{category} may not be less sensitive than {level.value}"))
     bound = p.max_ttl_days.get(MemoryType.SENTIMENT)
     if bound is None or bound > SENTIMENT_HARD_BOUND_DAYS:
         out.append(

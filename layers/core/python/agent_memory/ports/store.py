@@ -36,7 +36,7 @@ class AdmissionContext:
     erasing: bool = False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RetrievalRow:
     """One retrieval candidate as the store found it (similarities exact, within the subject):
     what ranking needs, and what showing it needs, in one snapshot. The JSON columns stay text
@@ -49,12 +49,12 @@ class RetrievalRow:
     sentence_similarity: float | None = None
     lexemes: str = ""  # the row's tsvector as text ("'bake':3 'cake':1,4")
     query_lexemes: list[str] | None = None
-    content: str = ""
-    category: str = ""
-    source_json: str = "{}"
-    value_json: str = "{}"
-    expires_at: datetime | None = None
-    embedding: np.ndarray | None = None
+    content: str
+    category: str
+    source_json: str
+    value_json: str
+    expires_at: datetime | None
+    embedding: np.ndarray | None
 
     def memory(self) -> RetrievedMemory:
         f = self.facts
@@ -136,7 +136,7 @@ class TenantSession(Protocol):
     def save_idempotent_reply(
         self, key: str, reply: IdempotentReply, memory_id: str | None, subject_id: str | None = None
     ) -> None: ...
-    def tenant_policy(self) -> tuple[str, dict[str, Any]] | None: ...
+    def tenant_policy(self, *, for_update: bool = False) -> tuple[str, dict[str, Any]] | None: ...
     def set_tenant_policy(self, profile: str, overrides: dict[str, Any]) -> None: ...
     def records_missing_embedding(self, limit: int) -> list[MemoryRecord]: ...
     def set_embedding(self, memory_id: str, embedding: np.ndarray, model: str) -> None: ...

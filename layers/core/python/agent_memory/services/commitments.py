@@ -35,8 +35,9 @@ class CommitmentService:
         closed_at: datetime | None = None,
         note: str | None = None,
     ) -> MemoryRecord:
-        """Mark an active commitment closed (done or cancelled). `closed_at` defaults to now and may
-        not be in the future; closing twice is a conflict, not a silent success."""
+        """Mark an active commitment closed (done or cancelled). `closed_at` defaults to now and lies
+        between the commitment's effective date and now; closing twice is a conflict, not a silent
+        success. The note is not stored (it could carry identifiers): the event says one was given."""
         require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="close commitments")
         now = self.clock()
         at = closed_at or now
@@ -45,7 +46,8 @@ class CommitmentService:
         policy = self.policies.for_tenant(principal.tenant_id)
         with self.store.tenant(principal.tenant_id) as s:
             record = s.get_record(memory_id, for_update=True)
-            if record is None:
+            if record is None or record.sensitivity.rank > principal.clearance.rank:
+                # above the caller's clearance looks the same as absent: no existence oracle
                 raise NotFound(f"memory {memory_id} not found")
             if record.type is not MemoryType.COMMITMENT:
                 raise Conflict(f"memory {memory_id} is a {record.type.value}, not a commitment")
@@ -53,6 +55,8 @@ class CommitmentService:
                 raise Conflict(
                     f"memory {memory_id} is {record.status.value}; only an active commitment closes"
                 )
+            if at < record.effective_at:
+                raise InvalidRequest("closed_at may not be before the commitment was made", field="closed_at")
             value, expires_at = close(
                 record.value,
                 outcome=outcome,

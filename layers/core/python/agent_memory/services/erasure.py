@@ -318,6 +318,7 @@ class LocalErasureRunner:
         self.sleep = sleep
         self.time_scale = time_scale
         self._threads: list[threading.Thread] = []
+        self._threads_lock = threading.Lock()
 
     def run(self, job: dict[str, str]) -> str:
         tenant, erasure_id = job["tenant_id"], job["erasure_id"]
@@ -350,12 +351,18 @@ class LocalErasureRunner:
         thread = threading.Thread(
             target=self.run, args=(job,), name=f"erasure-{job['erasure_id']}", daemon=True
         )
-        self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        with self._threads_lock:
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
         thread.start()
         return thread
 
     def wait(self, timeout_s: float = 30.0) -> None:
         """Let erasures in flight finish before the database goes away (shutdown, tests)."""
         deadline = time.monotonic() + timeout_s
-        for thread in self._threads:
+        with self._threads_lock:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
+        running = [t.name for t in threads if t.is_alive()]
+        if running:  # they will fail on the closed pool and stay 'running' until requested again
+            logger.error("erasures still running at shutdown", extra={"threads": running})

@@ -15,8 +15,9 @@ from pydantic import ValidationError
 
 from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.errors import InvalidRequest
-from agent_memory.domain.policy import PRESETS, PolicyProfile, guardrail_violations, profile
+from agent_memory.domain.policy import PRESETS, PROFILES, PolicyProfile, guardrail_violations, profile
 from agent_memory.domain.records import Principal
+from agent_memory.observability import logger
 from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.authorization import require_mutation, require_read
 
@@ -37,7 +38,16 @@ class PolicyRegistry:
         if hit and now - hit[0] < CACHE_SECONDS:
             return hit[1]
         stored = self.stored(tenant_id)
-        resolved = self.default if stored is None else _resolve(*stored)
+        resolved = self.default
+        if stored is not None:
+            try:
+                resolved = _resolve(*stored)
+            except (KeyError, ValidationError) as exc:  # stored before a bound existed: serve, loudly
+                logger.error(
+                    "stored tenant policy is invalid; serving its preset without overrides",
+                    extra={"tenant_id": tenant_id, "profile": stored[0], "error": type(exc).__name__},
+                )
+                resolved = profile(stored[0]) if stored[0] in PROFILES else self.default
         with self._lock:
             self._cache[tenant_id] = (now, resolved)
         return resolved
@@ -53,7 +63,7 @@ class PolicyRegistry:
         overrides = overrides or {}
         resolved = _resolve(profile_name, overrides)
         with self.store.tenant(tenant_id) as session:
-            previous = session.tenant_policy()
+            previous = session.tenant_policy(for_update=True)  # the audit's "previous" is exact
             session.set_tenant_policy(profile_name, overrides)
             session.append_events(
                 [
@@ -106,7 +116,7 @@ class PolicyAdmin:
             first = exc.errors()[0]
             path = ".".join(str(p) for p in first["loc"])
             raise InvalidRequest(f"overrides.{path}: {first['msg']}", field=f"overrides.{path}") from None
-        violations = guardrail_violations(resolved)
+        violations = guardrail_violations(resolved, profile(profile_name))
         if violations:
             name, why = violations[0]
             raise InvalidRequest(f"overrides.{name}: {why}", field=f"overrides.{name}")

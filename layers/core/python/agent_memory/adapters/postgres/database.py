@@ -16,7 +16,6 @@ from psycopg.abc import Buffer
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 from psycopg.rows import DictRow, dict_row
-from psycopg.types import TypeInfo
 from psycopg_pool import ConnectionPool
 
 from agent_memory.domain.errors import ConfigurationError
@@ -58,7 +57,7 @@ class Database:
 
     def _configure(self, conn: psycopg.Connection[DictRow]) -> None:
         register_vector(conn)
-        info = TypeInfo.fetch(conn, "vector")
+        info = conn.adapters.types.get("vector")  # registered just above: no second lookup
         if info is not None:  # binary vectors straight into arrays (see VectorArrayLoader)
             conn.adapters.register_loader(info.oid, VectorArrayLoader)
         with conn.cursor() as cur:

@@ -15,6 +15,10 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+# A closed commitment is history, not the same follow-up: a new one in the same words is admitted
+# (write path), and the nightly consolidation never merges the two.
+NOT_CLOSED_COMMITMENT = "NOT (type = 'commitment' AND value->>'state' = 'closed')"
+
 RETRIEVABLE = ("active", "pending_approval", "contested")
 
 
@@ -186,9 +190,9 @@ class LifecycleQueries:
     def duplicate_groups(self, limit: int) -> list[dict[str, Any]]:
         """Active append-only memories of one subject with the same normalised content."""
         return self.conn.execute(
-            """SELECT subject_id, type, content_hash, array_agg(id ORDER BY created_at, id) AS ids
+            f"""SELECT subject_id, type, content_hash, array_agg(id ORDER BY created_at, id) AS ids
                  FROM memory_records
-                WHERE tenant_id = %s AND status = 'active' AND slot IS NULL
+                WHERE tenant_id = %s AND status = 'active' AND slot IS NULL AND {NOT_CLOSED_COMMITMENT}
                 GROUP BY subject_id, type, content_hash HAVING count(*) > 1
                 LIMIT %s""",
             (self.tenant_id, limit),

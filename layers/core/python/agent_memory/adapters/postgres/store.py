@@ -13,7 +13,7 @@ from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.database import Database
-from agent_memory.adapters.postgres.lifecycle import LifecycleQueries
+from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
 from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
@@ -83,13 +83,14 @@ class PostgresTenantSession(LifecycleQueries):
         lineage_keys: Sequence[str],
     ) -> AdmissionContext:
         row = self.conn.execute(
-            """
+            f"""
             SELECT
               (SELECT id FROM memory_records
                 WHERE tenant_id = %(t)s AND subject_id = %(s)s AND slot = %(slot)s AND status = 'active') AS active_id,
               (SELECT id FROM memory_records
                 WHERE tenant_id = %(t)s AND content_hash = %(h)s
                   AND status IN ('active', 'pending_approval', 'contested', 'quarantined')
+                  AND {NOT_CLOSED_COMMITMENT}
                 ORDER BY created_at LIMIT 1) AS duplicate_id,
               EXISTS (SELECT 1 FROM tombstones
                 WHERE tenant_id = %(t)s AND (content_hash = %(h)s OR lineage_key = ANY(%(lk)s))) AS tombstoned,
@@ -132,7 +133,7 @@ class PostgresTenantSession(LifecycleQueries):
              WHERE tenant_id = %(t)s AND subject_id = %(s)s AND type = %(ty)s
                AND slot IS NOT DISTINCT FROM %(slot)s
                AND status IN ('active', 'pending_approval', 'contested')
-               AND embedding IS NOT NULL
+               AND embedding IS NOT NULL AND {NOT_CLOSED_COMMITMENT}
              ORDER BY embedding <=> %(e)s
              LIMIT 1
             """,
@@ -644,9 +645,10 @@ class PostgresTenantSession(LifecycleQueries):
             ),
         )
 
-    def tenant_policy(self) -> tuple[str, dict[str, Any]] | None:
+    def tenant_policy(self, *, for_update: bool = False) -> tuple[str, dict[str, Any]] | None:
+        lock = " FOR UPDATE" if for_update else ""
         row = self.conn.execute(
-            "SELECT profile, overrides FROM tenant_policies WHERE tenant_id = %s", (self.tenant_id,)
+            f"SELECT profile, overrides FROM tenant_policies WHERE tenant_id = %s{lock}", (self.tenant_id,)
         ).fetchone()
         return (row["profile"], row["overrides"]) if row else None
 
