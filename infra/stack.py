@@ -98,6 +98,7 @@ class MemoryStack(Stack):
         )
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DatabaseSecretArn", value=self.database.secret.secret_arn)
+        CfnOutput(self, "AppDatabaseSecretArn", value=self.database.app_secret.secret_arn)
         CfnOutput(self, "DatabaseProxyEndpoint", value=self.database.proxy.endpoint)
         CfnOutput(self, "JwtSecretArn", value=self.secrets.jwt_secret.secret_arn)
         CfnOutput(self, "OpenAiSecretArn", value=self.secrets.openai_secret.secret_arn)

@@ -13,6 +13,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_rds as rds
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import custom_resources as cr
 
 from constructs import Construct
@@ -22,13 +23,16 @@ from infra.constructs.network import Network, vpc_access_statement
 # pgvector 0.8 (iterative index scans) ships with Aurora PostgreSQL 16.8 / 17.4 and later.
 ENGINE_VERSION = rds.AuroraPostgresEngineVersion.VER_16_8
 MASTER_USERNAME = "memory_admin"
+APP_USERNAME = "memory_app"  # the non-owner role every query runs as (migrations create it)
+SECRET_EXCLUDED_CHARACTERS = " %+~`#$&*()|[]{}:;<>?!'/@\"\\"
 REPO = Path(__file__).resolve().parents[2]
 MIGRATIONS_DIR = REPO / "layers" / "core" / "python" / "agent_memory" / "adapters" / "postgres" / "migrations"
 MIGRATE_HANDLER_DIR = Path(__file__).resolve().parents[1] / "runtime" / "migrate"
 
 
 class Database(Construct):
-    """Exposes `key`, `cluster`, `secret`, `proxy`, `database_name` and `port`."""
+    """Exposes `key`, `cluster`, `secret` (the owner's), `app_secret` (the functions' login),
+    `proxy`, `database_name` and `port`."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, config: DeploymentConfig, network: Network
@@ -63,7 +67,7 @@ class Database(Construct):
             "Cluster",
             engine=rds.DatabaseClusterEngine.aurora_postgres(version=ENGINE_VERSION),
             credentials=rds.Credentials.from_generated_secret(
-                MASTER_USERNAME, encryption_key=self.key, exclude_characters=" %+~`#$&*()|[]{}:;<>?!'/@\"\\"
+                MASTER_USERNAME, encryption_key=self.key, exclude_characters=SECRET_EXCLUDED_CHARACTERS
             ),
             default_database_name=config.database_name,
             writer=rds.ClusterInstance.serverless_v2("Writer", enable_performance_insights=False),
@@ -97,9 +101,31 @@ class Database(Construct):
             automatically_after=Duration.days(config.secret_rotation_days),
             vpc_subnets=network.function_subnets,
         )
+        # The functions' own login: the application role, which owns nothing and cannot bypass
+        # row-level security. They never hold the owner's password, and their connections carry
+        # no SET ROLE, so RDS Proxy can share them between clients instead of pinning each one.
+        # The migrations custom resource sets this password on the role; single-user rotation
+        # (the role changes its own password) keeps it.
+        self.app_secret = rds.DatabaseSecret(
+            self,
+            "AppSecret",
+            username=APP_USERNAME,
+            encryption_key=self.key,
+            exclude_characters=SECRET_EXCLUDED_CHARACTERS,
+        ).attach(self.cluster)
+        self.app_rotation = secretsmanager.SecretRotation(
+            self,
+            "AppSecretRotation",
+            application=secretsmanager.SecretRotationApplication.POSTGRES_ROTATION_SINGLE_USER,
+            secret=self.app_secret,
+            target=self.cluster,
+            vpc=network.vpc,
+            vpc_subnets=network.function_subnets,
+            automatically_after=Duration.days(config.secret_rotation_days),
+        )
         self.proxy = self.cluster.add_proxy(
             "Proxy",
-            secrets=[self.secret],
+            secrets=[self.secret, self.app_secret],
             vpc=network.vpc,
             vpc_subnets=network.database_subnets,
             require_tls=True,
@@ -177,6 +203,7 @@ class DatabaseMigrations(Construct):
             },
         )
         database.secret.grant_read(self.function)
+        database.app_secret.grant_read(self.function)
         database.cluster.connections.allow_from(
             network.functions_security_group, ec2.Port.tcp(database.port), "migrations to the writer endpoint"
         )
@@ -202,6 +229,7 @@ class DatabaseMigrations(Construct):
             resource_type="Custom::MemoryMigrations",
             properties={
                 "SecretArn": database.secret.secret_arn,
+                "AppSecretArn": database.app_secret.secret_arn,
                 "Host": database.cluster.cluster_endpoint.hostname,
                 "DatabaseName": database.database_name,
                 "EmbeddingDim": str(config.embedding_dim),

@@ -197,9 +197,9 @@ class ServiceFunctions(Construct):
 
 def permission_grants(t: PermissionTargets) -> dict[Permission, Callable[[lambda_.Function], None]]:
     def database(fn: lambda_.Function) -> None:
-        t.database.secret.grant_read(fn)
+        t.database.app_secret.grant_read(fn)  # the application role's login, never the owner's
         t.database.allow_from(fn, "memory functions to RDS Proxy")
-        fn.add_environment("MEMORY_DATABASE_SECRET_ARN", t.database.secret.secret_arn)
+        fn.add_environment("MEMORY_DATABASE_SECRET_ARN", t.database.app_secret.secret_arn)
         fn.add_environment("MEMORY_DATABASE_HOST", t.database.proxy.endpoint)
         fn.add_environment("MEMORY_DATABASE_PORT", str(t.database.port))
         fn.add_environment("MEMORY_DATABASE_NAME", t.database.database_name)

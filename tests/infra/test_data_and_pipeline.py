@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -53,24 +54,54 @@ def test_aurora_lives_in_isolated_subnets(synthesized: Any) -> None:
     assert len(subnet_ids) == synthesized.stack.config.max_azs
 
 
-def test_credentials_live_in_a_rotated_secret_encrypted_with_the_key(synthesized: Any) -> None:
+def test_credentials_live_in_rotated_secrets_encrypted_with_the_key(synthesized: Any) -> None:
     secrets = synthesized.resources("AWS::SecretsManager::Secret")
-    database_secret = [
-        s
+    database_secrets = {
+        json.loads(s["Properties"]["GenerateSecretString"]["SecretStringTemplate"])["username"]: s
         for s in secrets.values()
         if "GenerateSecretString" in s["Properties"]
         and "username" in s["Properties"]["GenerateSecretString"].get("SecretStringTemplate", "")
-    ]
-    assert len(database_secret) == 1
-    assert "KmsKeyId" in database_secret[0]["Properties"]
-    synthesized.template.has_resource_properties(
-        "AWS::SecretsManager::RotationSchedule",
-        {
-            "RotationRules": {
-                "ScheduleExpression": f"rate({synthesized.stack.config.secret_rotation_days} days)"
-            },
-        },
+    }
+    # the owner's (migrations, its rotation) and the application role's (the functions' login)
+    assert set(database_secrets) == {"memory_admin", "memory_app"}
+    for secret in database_secrets.values():
+        assert "KmsKeyId" in secret["Properties"]
+    schedules = synthesized.resources("AWS::SecretsManager::RotationSchedule")
+    rotated = {next(iter(refs_in(s["Properties"]["SecretId"]))) for s in schedules.values()}
+    attachments = synthesized.resources("AWS::SecretsManager::SecretTargetAttachment")
+    assert rotated == set(attachments) and len(attachments) == 2
+    days = synthesized.stack.config.secret_rotation_days
+    for schedule in schedules.values():
+        assert schedule["Properties"]["RotationRules"]["ScheduleExpression"] == f"rate({days} days)"
+
+
+def app_secret_attachment(synthesized: Any) -> str:
+    secrets = synthesized.resources("AWS::SecretsManager::Secret")
+    app = next(
+        k
+        for k, s in secrets.items()
+        if '"memory_app"' in s["Properties"].get("GenerateSecretString", {}).get("SecretStringTemplate", "")
     )
+    return next(
+        k
+        for k, a in synthesized.resources("AWS::SecretsManager::SecretTargetAttachment").items()
+        if refs_in(a["Properties"]["SecretId"]) == {app}
+    )
+
+
+def test_functions_log_in_as_the_application_role_through_the_proxy_never_as_the_owner(
+    synthesized: Any,
+) -> None:
+    app = app_secret_attachment(synthesized)
+    _, proxy = only(synthesized, "AWS::RDS::DBProxy")
+    assert app in {next(iter(refs_in(a["SecretArn"]))) for a in proxy["Properties"]["Auth"]}
+    for function in synthesized.resources("AWS::Lambda::Function").values():
+        env = function["Properties"].get("Environment", {}).get("Variables", {})
+        if "MEMORY_DATABASE_SECRET_ARN" in env:
+            assert refs_in(env["MEMORY_DATABASE_SECRET_ARN"]) == {app}
+    # the migrations set that role's password from its secret
+    _, migrations = only(synthesized, "Custom::MemoryMigrations")
+    assert refs_in(migrations["Properties"]["AppSecretArn"]) == {app}
 
 
 def test_functions_reach_the_database_through_rds_proxy_with_tls(synthesized: Any) -> None:

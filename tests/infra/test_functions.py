@@ -135,10 +135,10 @@ def test_function_role_reaches_only_what_its_permissions_name(synthesized: Any, 
         "erasure_state_machine_start": "states:StartExecution" in actions,
     }
     for permission, granted in reaches.items():
-        if permission == "database":
-            granted = granted and any(
-                "DatabaseClusterSecret" in r for s in statements for r in refs_in(s["Resource"])
-            )
+        if permission == "database":  # the application role's login, and never the owner's
+            secrets = {r for s in statements for r in refs_in(s["Resource"])}
+            granted = granted and any("DatabaseAppSecret" in r for r in secrets)
+            assert not any("DatabaseClusterSecret" in r for r in secrets), spec.name
         assert granted == (permission in spec.permissions), f"{spec.name}: {permission}"
     assert not any(a.startswith(("dynamodb:", "iam:", "sts:")) for a in actions)
 

@@ -165,3 +165,34 @@ def test_given_the_pipelined_read_transaction_when_a_write_in_it_fails_then_noth
     # And the pool's connection is usable again
     with container.store.tenant("tenant-pipe", reuse_plans=True) as session:
         session.log_retrieval(subject_id="S-P", actor="a", memory_ids=[], payload={})
+
+
+def test_given_the_application_role_logs_in_itself_then_no_session_role_is_set_and_rls_still_holds(
+    container, database_url
+):
+    """As in AWS: the functions log in as memory_app (their own secret), so a pooled connection
+    carries no SET ROLE (which would pin it to one backend behind RDS Proxy)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from agent_memory.adapters.postgres.database import Database, grant_app_login
+
+    remember(container, "tenant-login-a", "S-9", "Tenant A asked for the audit report")
+    remember(container, "tenant-login-b", "S-9", "Tenant B asked for the SOC 2 letter")
+    grant_app_login(database_url, "local-test-password")
+    params = conninfo_to_dict(database_url)
+    params.update(user="memory_app", password="local-test-password")
+    db = Database(make_conninfo(**params), min_size=1, max_size=1)
+    db.open()
+    try:
+        with db.tenant_transaction("tenant-login-a") as conn:
+            who = conn.execute(
+                "SELECT session_user AS s, current_user AS c, current_setting('role') AS r,"
+                " (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user) AS privileged"
+            ).fetchone()
+            tenants = {
+                r["tenant_id"] for r in conn.execute("SELECT tenant_id FROM memory_records").fetchall()
+            }
+    finally:
+        db.close()
+    assert (who["s"], who["c"], who["r"], who["privileged"]) == ("memory_app", "memory_app", "none", False)
+    assert tenants == {"tenant-login-a"}

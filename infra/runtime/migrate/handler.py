@@ -14,16 +14,21 @@ from typing import Any
 import boto3
 from psycopg.conninfo import make_conninfo
 
-from agent_memory.adapters.postgres.database import migrate
+from agent_memory.adapters.postgres.database import grant_app_login, migrate
 from agent_memory.observability import logger
 
 PHYSICAL_ID = "agent-memory-migrations"
 
 
+def read_secret(secret_arn: str) -> dict[str, Any]:
+    raw = boto3.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"]
+    secret: dict[str, Any] = json.loads(raw)
+    return secret
+
+
 def owner_url(secret_arn: str, *, host: str | None = None, dbname: str | None = None) -> str:
     """A libpq connection string for the owner, built from the RDS secret (TLS required)."""
-    raw = boto3.client("secretsmanager").get_secret_value(SecretId=secret_arn)["SecretString"]
-    secret = json.loads(raw)
+    secret = read_secret(secret_arn)
     return make_conninfo(
         host=host or secret["host"],
         port=str(secret.get("port", 5432)),
@@ -43,5 +48,8 @@ def on_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
     props = event["ResourceProperties"]
     url = owner_url(props["SecretArn"], host=props.get("Host"), dbname=props.get("DatabaseName"))
     applied = migrate(url, embedding_dim=int(props["EmbeddingDim"]), embedding_model=props["EmbeddingModel"])
+    if props.get("AppSecretArn"):  # the functions' login: the application role itself
+        app = read_secret(props["AppSecretArn"])
+        grant_app_login(url, app["password"], app_role=app["username"])
     logger.info("migrations done", extra={"applied": applied, "request": request})
     return {"PhysicalResourceId": PHYSICAL_ID, "Data": {"Applied": ",".join(applied) or "none"}}

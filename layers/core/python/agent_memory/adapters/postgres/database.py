@@ -60,8 +60,12 @@ class Database:
         info = conn.adapters.types.get("vector")  # registered just above: no second lookup
         if info is not None:  # binary vectors straight into arrays (see VectorArrayLoader)
             conn.adapters.register_loader(info.oid, VectorArrayLoader)
-        with conn.cursor() as cur:
-            cur.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.app_role)))
+        if conn.info.user != self.app_role:
+            # Logged in as the owner (embedded server, a local DATABASE_URL): switch for the whole
+            # session. In AWS the functions log in as the application role itself, so there is no
+            # session state and RDS Proxy can share the connection (SET ROLE would pin it).
+            with conn.cursor() as cur:
+                cur.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.app_role)))
         conn.commit()
 
     def open(self) -> None:
@@ -168,6 +172,20 @@ def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list
         finally:
             conn.execute("SELECT pg_advisory_unlock(7246001)")
     return applied
+
+
+def grant_app_login(owner_url: str, password: str, *, app_role: str = "memory_app") -> None:
+    """Let the application role log in with `password` (its own secret): the functions then
+    connect as it, never with the owner's credentials. Idempotent; run after `migrate`."""
+    if not password:
+        raise ConfigurationError(f"the {app_role} secret has no password")
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        conn.execute(
+            psycopg.sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(
+                psycopg.sql.Identifier(app_role), psycopg.sql.Literal(password)
+            )
+        )
+    logger.info("application role may log in", extra={"role": app_role})
 
 
 def _check_pgvector(conn: psycopg.Connection) -> None:
