@@ -135,10 +135,16 @@ def test_a_null_in_a_mapping_removes_that_key_only(api, tokens):
     assert effective["ttl_days"]["observation"] is None and effective["ttl_days"]["episode"] == 90
 
 
-def test_a_stored_policy_that_a_later_bound_refuses_serves_its_preset_instead_of_failing(container):
+def test_a_stored_policy_that_a_later_bound_refuses_serves_its_preset_instead_of_failing(api, container):
     # Given overrides stored before a bound existed (written straight to the table)
     with container.store.tenant("polco-legacy") as s:
         s.set_tenant_policy("wealth", {"retrieval_top_k": 500, "ttl_days": {"episode": 7}})
     # When the tenant's policy is resolved, it is the preset, not an error
     policy = container.policies.for_tenant("polco-legacy")
     assert policy.name == "wealth" and policy.retrieval_top_k == 5 and policy.ttl_for("episode") == 90
+    # And its admin sees what is stored, what is served, and that the overrides were refused
+    shown = api.get("/v1/policy", token=api.token("polco-legacy", "admin-l", ["admin"]))
+    assert shown.status == 200 and shown.body["overrides_refused"] is True
+    assert (
+        shown.body["overrides"]["retrieval_top_k"] == 500 and shown.body["effective"]["retrieval_top_k"] == 5
+    )

@@ -38,19 +38,24 @@ class PolicyRegistry:
         if hit and now - hit[0] < CACHE_SECONDS:
             return hit[1]
         stored = self.stored(tenant_id)
-        resolved = self.default
-        if stored is not None:
-            try:
-                resolved = _resolve(*stored)
-            except (KeyError, ValidationError) as exc:  # stored before a bound existed: serve, loudly
-                logger.error(
-                    "stored tenant policy is invalid; serving its preset without overrides",
-                    extra={"tenant_id": tenant_id, "profile": stored[0], "error": type(exc).__name__},
-                )
-                resolved = profile(stored[0]) if stored[0] in PROFILES else self.default
+        resolved = self.default if stored is None else self.resolve_stored(tenant_id, *stored)[0]
         with self._lock:
             self._cache[tenant_id] = (now, resolved)
         return resolved
+
+    def resolve_stored(
+        self, tenant_id: str, name: str, overrides: dict[str, Any]
+    ) -> tuple[PolicyProfile, bool]:
+        """The stored policy, and whether it is valid. One that a later release's bounds refuse is
+        served as its preset without the overrides, loudly, rather than failing every call."""
+        try:
+            return _resolve(name, overrides), True
+        except (KeyError, ValidationError) as exc:
+            logger.error(
+                "stored tenant policy is invalid; serving its preset without overrides",
+                extra={"tenant_id": tenant_id, "profile": name, "error": type(exc).__name__},
+            )
+            return (profile(name) if name in PROFILES else self.default), False
 
     def stored(self, tenant_id: str) -> tuple[str, dict[str, Any]] | None:
         with self.store.tenant(tenant_id) as session:
@@ -97,14 +102,18 @@ class PolicyAdmin:
         require_read(principal, Role.ADMIN)
         stored = self.registry.stored(principal.tenant_id)
         name, overrides = stored if stored else (self.registry.default.name, {})
-        return {
+        effective, valid = self.registry.resolve_stored(principal.tenant_id, name, overrides)
+        view: dict[str, Any] = {
             "tenant_id": principal.tenant_id,
             "profile": name,
             "overrides": overrides,
             "source": "tenant" if stored else "deployment_default",
-            "effective": _resolve(name, overrides).model_dump(mode="json"),
+            "effective": effective.model_dump(mode="json"),
             "presets": list(PRESETS),
         }
+        if not valid:
+            view["overrides_refused"] = True  # stored before a bound existed; PUT a valid policy
+        return view
 
     def change(self, principal: Principal, profile_name: str, overrides: dict[str, Any]) -> dict[str, Any]:
         require_mutation(principal, Role.ADMIN, action="change the tenant's policy")
