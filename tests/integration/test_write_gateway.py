@@ -246,3 +246,30 @@ def test_property_random_candidates_never_leave_two_actives_nor_let_lower_author
         if h.status is Status.SUPERSEDED:
             successor = next(x for x in history if x.id == h.superseded_by_id)
             assert RANK[successor.authority.value] >= RANK[h.authority.value]
+
+
+def test_given_a_batch_when_written_together_then_each_write_is_sanitized_and_classified_once_and_embedded(
+    container, monkeypatch
+):
+    from agent_memory.services import write_gateway
+
+    calls = []
+    real = write_gateway.prepare
+
+    def counting(request, policy, now):
+        calls.append(request.content)
+        return real(request, policy, now)
+
+    monkeypatch.setattr(write_gateway, "prepare", counting)
+    contents = [
+        "Walked through the SSO setup with the admin.",
+        "The invoice export failed for the EMEA entity.",
+        "Asked for the quarterly roadmap deck.",
+        "Paid with card 4111 1111 1111 1111 today.",
+    ]
+    batch = [w("S-many", type="episode", slot=None, category=None, content=c) for c in contents]
+    results = container.gateway.write_many(AGENT, batch)
+    assert [r.decision for r in results] == [Decision.ADMITTED] * 4
+    assert len(calls) == 4  # once each, not once to embed and again to admit
+    stored = results[3].memory
+    assert "4111 1111 1111 1111" not in stored.content and "embedding_pending" not in stored.flags

@@ -73,11 +73,22 @@ class WriteGateway:
         sentence_embeddings: np.ndarray | None = None,
     ) -> WriteResult:
         """Admit, hold or refuse one candidate. Vectors may be precomputed (`write_many`, bulk loads)."""
+        return self._write(principal, request, embedding, sentence_embeddings, None)
+
+    def _write(
+        self,
+        principal: Principal,
+        request: MemoryWrite,
+        embedding: np.ndarray | None,
+        sentence_embeddings: np.ndarray | None,
+        prepared: tuple[MemoryWrite, Classified] | None,
+    ) -> WriteResult:
+        """`write`, with steps 1-3 already run by `write_many` (to know what to embed), never by a caller."""
         require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="write memories")
         require_source_assertion(principal, request.source.kind)
         now = self.clock()
         policy = self.policies.for_tenant(principal.tenant_id)
-        clean, candidate = prepare(request, policy, now)
+        clean, candidate = prepared or prepare(request, policy, now)
         chash = content_hash(clean.subject_id, candidate.type.value, candidate.slot, clean.content)
 
         flags = list(candidate.flags)
@@ -115,13 +126,16 @@ class WriteGateway:
         policy = self.policies.for_tenant(principal.tenant_id)
         now = self.clock()
         texts: list[str] = []
+        prepared: list[tuple[MemoryWrite, Classified] | None] = []
         for request in requests:
             try:
                 clean, candidate = prepare(request, policy, now)
             except DomainError:
                 texts.append("")  # write() raises the same error for it below
+                prepared.append(None)
                 continue
             texts.append(clean.content if _wants_vector(candidate) else "")
+            prepared.append((clean, candidate))
         wanted = [i for i, t in enumerate(texts) if t]
         vectors: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if wanted:
@@ -138,7 +152,7 @@ class WriteGateway:
         results = []
         for i, request in enumerate(requests):
             whole, sentences = vectors.get(i, (None, None))
-            results.append(self.write(principal, request, embedding=whole, sentence_embeddings=sentences))
+            results.append(self._write(principal, request, whole, sentences, prepared[i]))
         return results
 
     def _embed(self, content: str) -> tuple[np.ndarray | None, np.ndarray | None]:
