@@ -78,7 +78,7 @@ def test_an_admin_changes_the_preset_and_a_ttl_and_the_next_write_follows_it(api
             {"profile": "wealth", "overrides": {"retrieval_max_tokens": 9000}},
             "overrides.retrieval_max_tokens",
         ),
-        ({"profile": "crm", "overrides": {"ttl_days": {"episode": 0}}}, "overrides.ttl_days"),
+        ({"profile": "crm", "overrides": {"ttl_days": {"episode": 0}}}, "overrides.ttl_days.episode"),
         ({"profile": "crm", "overrides": {"archive_window_days": -1}}, "overrides.archive_window_days"),
         ({"profile": "crm", "overrides": {"retrieval_top_k": 500}}, "overrides.retrieval_top_k"),
         ({"profile": "crm", "overrides": {"no_such_field": 1}}, "overrides.no_such_field"),

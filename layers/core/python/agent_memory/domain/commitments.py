@@ -34,11 +34,10 @@ def opening_value(value: dict[str, Any]) -> dict[str, Any]:
             f"a commitment's state is one of {[s.value for s in CommitmentState]}, not {state!r}",
             field="value.state",
         )
-    if state == CommitmentState.CLOSED and not isinstance(value.get("closed_at"), str):
+    opened = {**value, "state": state}
+    if state == CommitmentState.CLOSED and closed_at(opened) is None:  # closed_at validates the date
         raise InvalidRequest("a closed commitment needs value.closed_at (ISO 8601)", field="value.closed_at")
-    if state == CommitmentState.CLOSED:
-        closed_at(value)  # validates the date
-    return {**value, "state": state}
+    return opened
 
 
 def closed_at(value: dict[str, Any]) -> datetime | None:

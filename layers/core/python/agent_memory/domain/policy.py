@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 from agent_memory.domain.enums import FactCategory, MemoryType, Sensitivity
 
@@ -26,9 +26,9 @@ class PolicyProfile(BaseModel):
 
     name: str
     # Days a record lives after its effective date; None = until revoked/superseded.
-    ttl_days: dict[MemoryType, int | None]
+    ttl_days: dict[MemoryType, PositiveInt | None]
     # Hard upper bounds no caller-supplied expiry may exceed.
-    max_ttl_days: dict[MemoryType, int] = Field(default_factory=lambda: {MemoryType.SENTIMENT: 180})
+    max_ttl_days: dict[MemoryType, PositiveInt] = Field(default_factory=lambda: {MemoryType.SENTIMENT: 180})
     revalidate_after_days: dict[MemoryType, int] = Field(
         default_factory=lambda: {MemoryType.FACT: 180, MemoryType.PREFERENCE: 365}
     )
@@ -133,9 +133,6 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
         )
     if p.retrieval_max_tokens > p.envelope_tokens:
         out.append(("retrieval_max_tokens", f"exceeds the envelope of {p.envelope_tokens} tokens"))
-    for memory_type, days in p.ttl_days.items():
-        if days is not None and days < 1:
-            out.append(("ttl_days", f"{memory_type.value}: a TTL is at least one day (null: none)"))
     return out
 
 

@@ -23,7 +23,6 @@ from typing import Protocol
 import numpy as np
 
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType
-from agent_memory.domain.records import RetrievedMemory
 
 W_LEXICAL = 0.3  # weight of normalised BM25 against normalised dense similarity
 BM25_K1, BM25_B = 1.2, 0.75
@@ -156,7 +155,6 @@ class Candidate:
     length: int = 0  # stemmed tokens in the memory
     relevance: float = 0.0
     score: float = 0.0
-    full: RetrievedMemory | None = None  # what is shown of it, once chosen (rendering, live-value checks)
 
     @property
     def dense(self) -> float | None:

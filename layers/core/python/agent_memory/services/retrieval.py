@@ -281,12 +281,15 @@ class RetrievalBroker:
         floor = similarity_floor(self.embedder.name)
         owned = [c for c in ranked if c.record.slot in policy.sor_slot_fields]
 
+        shown_of: dict[str, RetrievedMemory] = {}
+
         def shown(c: Candidate) -> RetrievedMemory:
             """What is shown of a candidate, read once it may be returned (parsing it for every
             candidate cost more than ranking them)."""
-            if c.full is None:
-                c.full = row_of[c.record.id].memory()
-            return c.full
+            memory_id = c.record.id
+            if memory_id not in shown_of:
+                shown_of[memory_id] = row_of[memory_id].memory()
+            return shown_of[memory_id]
 
         # Freshness gate: memories in slots the system of record owns yield to the live value.
         live_unavailable = False
