@@ -37,8 +37,9 @@ RECORD_COLUMNS = (
 _FIELDS = [c.strip() for c in RECORD_COLUMNS.split(",")]
 
 
-# A whole record as one JSON text, validated by pydantic in one pass: on the retrieval path this
-# decodes ~25% faster than forty typed columns (docs/benchmarks.md).
+# A whole record as one JSON text, validated by pydantic in one pass (the tenant-wide search): this
+# decodes ~25% faster than forty typed columns (docs/benchmarks.md). Per-subject retrieval reads
+# only what it shows, with its candidates.
 _RECORD_JSON = "json_build_object(" + ", ".join(f"'{c}', r.{c}" for c in _FIELDS) + ")::text"
 
 _REAL_FIELDS = ("confidence", "importance")  # float4 columns: binary results carry float4 noise
