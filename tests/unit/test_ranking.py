@@ -85,6 +85,16 @@ def test_a_document_with_the_rarer_query_term_scores_higher():
     assert scores[1] > scores[0] == scores[2] > 0
 
 
+def test_a_long_message_is_not_buried_by_its_length():
+    # Given a short memory and one five times longer, each holding the query term once
+    counts = [{"renew": 1}, {"renew": 1}, {}]
+    # When BM25 scores them
+    short, long, _ = bm25_counts(["renew"], counts, [4, 20, 12])
+    # Then the long one keeps most of the short one's score: its evidence is one clause among many,
+    # not a weaker match (the textbook b = 0.75 would leave it under 0.6 of the short one's)
+    assert 0.8 * short <= long < short
+
+
 def test_relevance_outvotes_age():
     # Given an old, closely matching memory and a new, weakly matching one
     old = Candidate(record("old", days_old=400, session="a"), similarity=0.9, lexical=0.0)
