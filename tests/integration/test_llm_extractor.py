@@ -128,6 +128,20 @@ def test_the_transcript_goes_in_as_data_and_candidates_come_back_with_spans(http
     assert result.summary is not None and len(result.summary.content) <= 600
 
 
+def test_model_written_text_the_database_cannot_store_is_dropped_not_a_failed_session(httpserver):
+    # Given a model answer whose one candidate and summary carry a NUL (a JSON "\\u0000")
+    bad = {**GOOD["candidates"][0], "content": "Prefers\x00 email"}
+    answer = {**GOOD, "candidates": [bad, GOOD["candidates"][1]], "summary": "Email\x00 contact."}
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
+        completion(json.dumps(answer))
+    )
+    # When it is extracted
+    result = extractor(httpserver).extract(TRANSCRIPT)
+    # Then that candidate and the summary are dropped and the rest of the session is kept
+    assert [c.type.value for c in result.candidates] == ["commitment"]
+    assert result.summary is None
+
+
 @pytest.mark.parametrize("content", ["not json at all", json.dumps({"candidates": "nope", "summary": 3})])
 def test_malformed_model_output_is_rejected_with_a_reason(httpserver, content):
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(completion(content))

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_memory.domain.enums import Decision, Role, Status
-from agent_memory.domain.errors import Conflict, UnauthorizedMutation
+from agent_memory.domain.errors import Conflict, InvalidRequest, UnauthorizedMutation
 from agent_memory.domain.records import MemoryWrite, Principal
 from agent_memory.services.write_gateway import WriteGateway
 
@@ -48,6 +48,29 @@ def test_given_an_agent_asserting_system_of_record_when_writing_then_403_and_not
     with container.db.tenant_transaction("gw") as conn:
         assert (
             conn.execute("SELECT count(*) AS n FROM memory_records WHERE subject_id = 'S-auth'").fetchone()[
+                "n"
+            ]
+            == 0
+        )
+
+
+@pytest.mark.parametrize("via", ["write", "write_many"])
+def test_given_a_nul_in_a_candidate_from_any_caller_when_written_then_refused_by_field_and_nothing_written(
+    container, via
+):
+    # Given a candidate (from the extraction worker or the CLI, not only HTTP) whose text holds a NUL
+    bad = w("S-nul", content="Dana Ortiz\x00 is the primary contact")
+    # When it reaches the gateway
+    with pytest.raises(InvalidRequest) as refused:
+        if via == "write":
+            container.gateway.write(INTEGRATION, bad)
+        else:
+            container.gateway.write_many(INTEGRATION, [bad])
+    # Then it is refused naming the field, and nothing reached the database
+    assert refused.value.field == "content"
+    with container.db.tenant_transaction("gw") as conn:
+        assert (
+            conn.execute("SELECT count(*) AS n FROM memory_records WHERE subject_id = 'S-nul'").fetchone()[
                 "n"
             ]
             == 0

@@ -3,6 +3,8 @@ shape (API.md) and principal extraction, defined once here."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -10,8 +12,9 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from agent_memory.api.identity import principal_from_claims
-from agent_memory.domain.errors import DomainError, PayloadTooLarge, Unauthenticated
+from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge, Unauthenticated
 from agent_memory.domain.records import Principal
+from agent_memory.domain.sanitize import unstorable_text
 from agent_memory.observability import logger
 
 MAX_BODY_BYTES = 262_144
@@ -42,7 +45,15 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
             raise PayloadTooLarge(f"request body exceeds {max_body_bytes} bytes", field="body")
         return next_middleware(app)
 
-    app.use(middlewares=[body_limit])
+    def storable_text(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
+        """Text the database cannot hold (NUL, lone surrogates) is refused for every route with
+        the field named; it used to reach PostgreSQL and come back as a 500."""
+        found = _unstorable_in(app.current_event)
+        if found is not None:
+            raise InvalidRequest(f"{found[0]}: {found[1]}", field=found[0])
+        return next_middleware(app)
+
+    app.use(middlewares=[body_limit, storable_text])
 
     @app.exception_handler(DomainError)
     def _domain(exc: DomainError) -> Response:
@@ -58,6 +69,8 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         msg = first.get("msg", "invalid request")
         if first.get("type") == "json_invalid":
             field, msg = "body", "request body is not valid JSON"
+        elif first.get("type") == "string_unicode":  # a lone surrogate: name the field it is in
+            field, msg = _unstorable_in(app.current_event) or (field, msg)
         message = f"{field}: {msg}" if field else msg
         return error_response(422, "invalid_request", message, _request_id(app), field)
 
@@ -67,6 +80,22 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         return error_response(500, "internal_error", "internal error", _request_id(app))
 
     return app
+
+
+def _unstorable_in(event: Any) -> tuple[str, str] | None:
+    """The first body field, path or query parameter holding text the database cannot store.
+    Such text can only arrive in a body as a JSON escape, so a body without one is not parsed."""
+    body = event.body or ""
+    if "\\u" in body:
+        with contextlib.suppress(ValueError):  # not JSON: validation says so with its own message
+            found = unstorable_text(json.loads(body))
+            if found is not None:
+                return found
+    for params in (event.path_parameters, event.query_string_parameters):
+        found = unstorable_text(params or {})
+        if found is not None:
+            return found
+    return None
 
 
 def current_principal(app: APIGatewayRestResolver) -> Principal:

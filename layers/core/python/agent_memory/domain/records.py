@@ -176,6 +176,13 @@ class MemoryWrite(BaseModel):
     # A caller (an extractor) may mark text as instruction-like; it can only make admission stricter.
     flags: list[Literal["untrusted_instruction"]] = Field(default_factory=list, max_length=5)
 
+    @field_validator("confidence", "importance")
+    @classmethod
+    def _storable_fraction(cls, v: float) -> float:
+        # Stored as `real`: a tiny non-zero such as 1e-255 is a valid fraction here and an
+        # underflow error there. Six places is more precision than either score carries.
+        return round(v, 6)
+
     @field_validator("content")
     @classmethod
     def _content_not_blank(cls, v: str) -> str:

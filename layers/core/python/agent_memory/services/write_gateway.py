@@ -16,7 +16,7 @@ import numpy as np
 from agent_memory.domain.admission import Classified, classify, resolve_conflict
 from agent_memory.domain.commitments import opening_value
 from agent_memory.domain.enums import DECISION_STATUS, Decision, EventType, Flag, MemoryType, Role
-from agent_memory.domain.errors import Conflict, DomainError, PayloadTooLarge
+from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import (
@@ -29,7 +29,7 @@ from agent_memory.domain.records import (
     new_id,
     utcnow,
 )
-from agent_memory.domain.sanitize import mask_identifiers, mask_value
+from agent_memory.domain.sanitize import mask_identifiers, mask_value, unstorable_text
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
@@ -401,6 +401,10 @@ def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
         raise PayloadTooLarge(f"content exceeds {MAX_CONTENT_CHARS} characters", field="content")
     if len(json.dumps(request.value)) > MAX_VALUE_BYTES:
         raise PayloadTooLarge(f"value exceeds {MAX_VALUE_BYTES} bytes", field="value")
+    # Every path in (HTTP, the extraction worker, the CLI): the database cannot store these.
+    unstorable = unstorable_text(request.model_dump(mode="json"))
+    if unstorable is not None:
+        raise InvalidRequest(f"{unstorable[0]}: {unstorable[1]}", field=unstorable[0])
     content = mask_identifiers(request.content)
     value, value_kinds = mask_value(request.value)
     kinds = content.kinds + value_kinds
