@@ -7,6 +7,7 @@ import html
 import re
 from dataclasses import dataclass
 
+from agent_memory.domain.screening import visible_text
 from agent_memory.domain.tokens import count_tokens
 
 SECTIONS = ("verified_facts", "relevant", "supporting", "unverified")
@@ -25,8 +26,9 @@ PREAMBLE = (
 
 
 def escape_text(text: str) -> str:
-    """Make memory text inert: one line, no markup, no way to close or forge the block."""
-    one_line = re.sub(r"\s+", " ", text).strip()
+    """Make memory text inert: one line, no markup, no way to close or forge the block, and
+    nothing a model would read that a reviewer cannot see (`visible_text`)."""
+    one_line = re.sub(r"\s+", " ", visible_text(text)).strip()
     return html.escape(one_line, quote=False)
 
 
