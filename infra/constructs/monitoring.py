@@ -22,6 +22,7 @@ from infra.constructs.functions import METRICS_NAMESPACE, SERVICE_NAME
 # Emitted by the erasure code when a request passes its deadline without a receipt.
 # Powertools Metrics adds the `service` dimension to every metric it writes.
 ERASURE_DEADLINE_METRIC = "ErasureDeadlineMissed"
+INTERNAL_ERROR_METRIC = "InternalError"  # agent_memory.api.http: a handled 500, which Lambda's Errors misses
 
 
 class Monitoring(Construct):
@@ -89,6 +90,19 @@ class Monitoring(Construct):
             ),
             threshold=1,
             description="An erasure request passed its deadline without a verified receipt (custom metric).",
+        )
+        self._alarm(
+            "InternalErrors",
+            cw.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=INTERNAL_ERROR_METRIC,
+                dimensions_map={"service": SERVICE_NAME},
+                period=five_minutes,
+                statistic="Sum",
+            ),
+            threshold=1,
+            description="An API call ended in a 500 (custom metric): Lambda's Errors metric does not count a "
+            "handled 500, so the per-function Errors alarms miss it.",
         )
         if retrieval_function in functions:
             self._alarm(

@@ -1,6 +1,6 @@
 """POST /v1/retrieve: each guarantee of the retrieval broker, through the HTTP API."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -456,3 +456,53 @@ def test_resolution_search_bad_input_is_a_clear_4xx(api, t, body, status, field)
 
 def test_resolution_search_needs_the_agent_role(api, t):
     assert api.post("/v1/resolutions/search", {"query": "sso"}, token=t["reviewer"]).status == 403
+
+
+def test_a_memory_past_its_expiry_is_never_retrieved_even_before_the_purge_runs(
+    api, t, container, monkeypatch
+):
+    # Given memories that expire in 60 days (an episode and a resolution) beside ones that never do
+    soon = (datetime.now(UTC) + timedelta(days=60)).isoformat()
+    subject = "ACC-RET-EXPIRY"
+    fading = write(
+        api,
+        t["agent"],
+        subject_id=subject,
+        type="episode",
+        expires_at=soon,
+        content="Asked about the quarterly invoice schedule.",
+        source={"kind": "customer_confirmed"},
+    )["memory"]["id"]
+    lasting = write(
+        api,
+        t["agent"],
+        subject_id=subject,
+        type="episode",
+        content="Asked about the quarterly invoice format.",
+        source={"kind": "customer_confirmed"},
+    )["memory"]["id"]
+    fix = resolution(
+        api,
+        t["integration"],
+        "ACC-RET-EXPIRY-2",
+        "Quarterly invoice schedule fixed by re-running billing",
+        expires_at=soon,
+    )
+    query = {"subject_id": subject, "query": "quarterly invoice schedule", "top_k": 10}
+    before = api.post("/v1/retrieve", query, token=t["agent"]).body
+    found_before = api.post(
+        "/v1/resolutions/search", {"query": "quarterly invoice schedule"}, token=t["agent"]
+    ).body
+    assert {fading, lasting} <= {m["id"] for m in before["memories"]}
+    assert fix in [r["id"] for r in found_before["resolutions"]]
+    # When 90 days pass and the nightly purge has not yet run (the rows are still active)
+    later = datetime.now(UTC) + timedelta(days=90)
+    monkeypatch.setattr(container.broker, "clock", lambda: later)
+    after = api.post("/v1/retrieve", query, token=t["agent"]).body
+    found_after = api.post(
+        "/v1/resolutions/search", {"query": "quarterly invoice schedule"}, token=t["agent"]
+    ).body
+    # Then retrieval filters them out itself, and the lasting one is still there
+    assert [m["id"] for m in after["memories"]] == [lasting]
+    assert fix not in [r["id"] for r in found_after["resolutions"]]
+    assert fading not in after["context"]

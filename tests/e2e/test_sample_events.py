@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory.api.http import INTERNAL_ERROR_METRIC
 from agent_memory.functions_spec import FUNCTIONS, by_name, load_handler_module
 from agent_memory.local.lambda_context import LocalLambdaContext
 from agent_memory.local.worker import QueuePoller
@@ -121,3 +122,43 @@ def test_the_erasure_step_purge_and_authorizer_samples(container, monkeypatch):
     bad["authorizationToken"] = bad["authorizationToken"][:-4] + "AAAA"
     with pytest.raises(Exception, match="Unauthorized"):
         invoke("authorizer", bad)
+
+
+def emitted_metrics(captured: str) -> set[str]:
+    """Metric names in the CloudWatch embedded-metric-format lines a handler printed."""
+    names: set[str] = set()
+    for line in captured.splitlines():
+        if '"_aws"' in line:
+            doc = json.loads(line)
+            names |= {m["Name"] for d in doc["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
+    return names
+
+
+def test_retrievals_and_refusals_are_metrics_an_operator_can_alarm_on(container, capsys, monkeypatch):
+    # Given metrics switched on (the suite runs with them off), the retrieval sample, the same
+    # sample with a bad body, and the policy sample sent by an agent
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    good = load("retrieve/renewal_question.json")
+    bad = {**good, "body": json.dumps({"subject_id": "ACC-1", "top_k": 0})}
+    as_agent = load("policy/show.json")
+    as_agent["requestContext"]["authorizer"]["roles"] = "agent"
+    # When each runs through its handler
+    capsys.readouterr()
+    assert invoke("retrieve", good)["statusCode"] == 200
+    served = emitted_metrics(capsys.readouterr().out)
+    assert invoke("retrieve", bad)["statusCode"] == 422
+    assert invoke("policy", as_agent)["statusCode"] == 403
+    refused = emitted_metrics(capsys.readouterr().out)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(container.broker, "retrieve", broken)
+    assert invoke("retrieve", good)["statusCode"] == 500
+    failed = emitted_metrics(capsys.readouterr().out)
+    # Then a retrieval reports its latency, database time, candidates and what it returned
+    assert {"RetrievalLatency", "RetrievalDbLatency", "RetrievalCandidates", "RetrievalReturned"} <= served
+    # And each refusal is a metric named by its code
+    assert {"RequestRefused_invalid_request", "RequestRefused_forbidden"} <= refused
+    # And a handled 500, which Lambda's own Errors metric never sees, is counted for its alarm
+    assert INTERNAL_ERROR_METRIC in failed

@@ -105,6 +105,17 @@ def test_alarms_on_erasure_failures_and_missed_deadlines(synthesized: Any) -> No
     assert deadline["Dimensions"] == [{"Name": "service", "Value": "agent-memory"}]
 
 
+def test_alarm_on_api_calls_that_end_in_a_500(synthesized: Any) -> None:
+    # A handled 500 never reaches Lambda's Errors metric: the API counts it itself, under the
+    # name the alarm watches.
+    from agent_memory.api.http import INTERNAL_ERROR_METRIC
+
+    found = [a for a in alarms(synthesized) if a.get("MetricName") == INTERNAL_ERROR_METRIC]
+    assert len(found) == 1
+    assert found[0]["Namespace"] == "AgentMemory" and found[0]["Threshold"] == 1
+    assert found[0]["Dimensions"] == [{"Name": "service", "Value": "agent-memory"}]
+
+
 def test_alarm_on_retrieval_p95_over_budget(synthesized: Any) -> None:
     retrieve = next(s for s in FUNCTIONS if s.name == "retrieve")
     functions = synthesized.resources("AWS::Lambda::Function")

@@ -10,14 +10,18 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.metrics import MetricUnit
 
 from agent_memory.api.identity import principal_from_claims
 from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge, Unauthenticated
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import unstorable_text
-from agent_memory.observability import logger
+from agent_memory.observability import logger, metrics
 
 MAX_BODY_BYTES = 262_144
+# A handled 500 is a normal Lambda return: the platform's Errors metric never counts it, so the
+# stack alarms on this one (infra/constructs/monitoring.py).
+INTERNAL_ERROR_METRIC = "InternalError"
 
 
 def error_response(
@@ -58,6 +62,7 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
     @app.exception_handler(DomainError)
     def _domain(exc: DomainError) -> Response:
         logger.info("request refused", extra={"code": exc.code, "status": exc.status, "field": exc.field})
+        _count_refusal(exc.code)
         return error_response(exc.status, exc.code, exc.message, _request_id(app), exc.field)
 
     @app.exception_handler(RequestValidationError)
@@ -72,14 +77,22 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         elif first.get("type") == "string_unicode":  # a lone surrogate: name the field it is in
             field, msg = _unstorable_in(app.current_event) or (field, msg)
         message = f"{field}: {msg}" if field else msg
+        _count_refusal("invalid_request")
         return error_response(422, "invalid_request", message, _request_id(app), field)
 
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
         logger.exception("unhandled error", extra={"error": type(exc).__name__})
+        metrics.add_metric(name=INTERNAL_ERROR_METRIC, unit=MetricUnit.Count, value=1)
         return error_response(500, "internal_error", "internal error", _request_id(app))
 
     return app
+
+
+def _count_refusal(code: str) -> None:
+    """One metric per refusal code (RequestRefused_invalid_request, _forbidden, ...), so an
+    operator can alarm on a client sending bad requests or a role being refused, per function."""
+    metrics.add_metric(name=f"RequestRefused_{code}", unit=MetricUnit.Count, value=1)
 
 
 def _unstorable_in(event: Any) -> tuple[str, str] | None:
