@@ -2,11 +2,15 @@
 
 from datetime import timedelta
 
+import jwt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_memory.api.identity import issue_token, principal_from_claims, verify_token
 from agent_memory.domain.enums import Role, Sensitivity
 from agent_memory.domain.errors import Unauthenticated
+from agent_memory.domain.sanitize import unstorable_text
 
 SECRET = "s" * 40
 
@@ -36,3 +40,37 @@ def test_given_a_token_signed_with_another_secret_when_verified_then_unauthentic
 def test_given_claims_without_tenant_when_read_then_unauthenticated():
     with pytest.raises(Unauthenticated):
         principal_from_claims({"sub": "u1", "roles": ["agent"]})
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=30)
+    | st.sampled_from(["agent", "\x00", "acme"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=300)
+@given(
+    claims=st.fixed_dictionaries(
+        {"sub": json_values, "exp": st.just(4_102_444_800)},
+        optional={"tenant_id": json_values, "roles": json_values, "clearance": json_values},
+    ),
+    junk=st.text(max_size=60),
+)
+def test_any_token_is_a_principal_or_unauthenticated_never_a_crash(claims, junk):
+    # Given a correctly signed token with any claims at all, and any string posing as a token
+    signed = jwt.encode(claims, SECRET, algorithm="HS256")
+    for token in (signed, junk):
+        # When it is verified and read
+        try:
+            principal = principal_from_claims(verify_token(SECRET, token))
+        except Unauthenticated:
+            continue
+        # Then a principal comes out whole: a tenant and subject the database can hold
+        assert principal.tenant_id and principal.sub
+        assert unstorable_text([principal.tenant_id, principal.sub]) is None
+        assert all(isinstance(r, Role) for r in principal.roles)

@@ -80,20 +80,30 @@ def authorizer_context(claims: dict[str, Any]) -> dict[str, str]:
 
 
 def principal_from_claims(claims: dict[str, Any]) -> Principal:
+    """The caller from its token's claims; anything malformed is unauthenticated, never a crash
+    (a signed token with odd claims used to raise TypeError: a 500, or a NUL sent to the database)."""
     try:
         raw_roles = claims.get("roles") or []
         if isinstance(raw_roles, str):
             raw_roles = [r for r in raw_roles.split(",") if r]
-        roles = frozenset(Role(r) for r in raw_roles if r in Role._value2member_map_)
-        tenant = str(claims["tenant_id"]).strip()
-        sub = str(claims["sub"]).strip()
-        if not tenant or not sub:
-            raise ValueError("empty tenant or sub")
+        if not isinstance(raw_roles, list):
+            raise ValueError("roles must be a list or a comma-separated string")
+        roles = frozenset(Role(r) for r in raw_roles if isinstance(r, str) and r in Role._value2member_map_)
         return Principal(
-            sub=sub,
-            tenant_id=tenant,
+            sub=_identity(claims["sub"]),
+            tenant_id=_identity(claims["tenant_id"]),
             roles=roles,
             clearance=Sensitivity(claims.get("clearance") or Sensitivity.INTERNAL.value),
         )
-    except (KeyError, ValueError) as exc:
+    except (KeyError, ValueError, TypeError) as exc:
         raise Unauthenticated("token claims are incomplete (sub, tenant_id, roles)") from exc
+
+
+def _identity(value: Any) -> str:
+    """A tenant or subject claim: a short printable string (numbers are accepted as text)."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError("identity claims must be strings")
+    text = str(value).strip()
+    if not text or len(text) > 200 or not text.isprintable():
+        raise ValueError("identity claims must be 1-200 printable characters")
+    return text
