@@ -1,6 +1,7 @@
 """Local parity: every sample event in events/ goes through its handler against the
 embedded database and moto, as `sam local invoke` would."""
 
+import base64
 import json
 from pathlib import Path
 
@@ -162,3 +163,29 @@ def test_retrievals_and_refusals_are_metrics_an_operator_can_alarm_on(container,
     assert {"RequestRefused_invalid_request", "RequestRefused_forbidden"} <= refused
     # And a handled 500, which Lambda's own Errors metric never sees, is counted for its alarm
     assert INTERNAL_ERROR_METRIC in failed
+
+
+def test_unstorable_values_are_refused_wherever_api_gateway_puts_them(container):
+    # Given events as API Gateway delivers them: a base64-encoded body, decoded path parameters,
+    # multi-value query parameters, each carrying a NUL
+    retrieve = load("retrieve/renewal_question.json")
+    encoded = {
+        **retrieve,
+        "isBase64Encoded": True,
+        "body": base64.b64encode(json.dumps({"subject_id": "ACC-1", "query": "a\x00b"}).encode()).decode(),
+    }
+    by_path = load("memories/get_memory.json")
+    by_path["pathParameters"] = {"memory_id": "mem_\x00"}
+    by_query = load("memories/list_subject.json")
+    by_query["queryStringParameters"] = {"status": "active"}
+    by_query["multiValueQueryStringParameters"] = {"status": ["active"], "cursor": ["c\x00"]}
+    # When each runs through its handler
+    # Then each is a 422 naming where the value was, never a 500
+    for name, event, field in (
+        ("retrieve", encoded, "query"),
+        ("memories", by_path, "memory_id"),
+        ("memories", by_query, "cursor.0"),
+    ):
+        reply = invoke(name, event)
+        assert reply["statusCode"] == 422, reply
+        assert json.loads(reply["body"])["error"]["field"] == field

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from agent_memory.api.identity import issue_token, principal_from_claims, verify_token
 from agent_memory.domain.enums import Role, Sensitivity
 from agent_memory.domain.errors import Unauthenticated
-from agent_memory.domain.sanitize import unstorable_text
+from agent_memory.domain.sanitize import unstorable_value
 
 SECRET = "s" * 40
 
@@ -72,5 +72,5 @@ def test_any_token_is_a_principal_or_unauthenticated_never_a_crash(claims, junk)
             continue
         # Then a principal comes out whole: a tenant and subject the database can hold
         assert principal.tenant_id and principal.sub
-        assert unstorable_text([principal.tenant_id, principal.sub]) is None
+        assert unstorable_value([principal.tenant_id, principal.sub]) is None
         assert all(isinstance(r, Role) for r in principal.roles)

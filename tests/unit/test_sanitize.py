@@ -5,7 +5,13 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.sanitize import iban_valid, luhn_valid, mask_identifiers, mask_value, unstorable_text
+from agent_memory.domain.sanitize import (
+    iban_valid,
+    luhn_valid,
+    mask_identifiers,
+    mask_value,
+    unstorable_value,
+)
 
 
 def _luhn_complete(prefix: str) -> str:
@@ -72,15 +78,15 @@ def test_property_every_luhn_valid_card_is_masked(length: int, rnd: random.Rando
     assert f"CARD-***-{digits[-4:]}" in out.text
 
 
-def test_unstorable_text_names_the_first_field_and_never_echoes_the_character():
+def test_unstorable_value_names_the_first_field_and_never_echoes_the_character():
     # Given JSON-like values with a NUL or a lone surrogate somewhere inside, in a value or a key
     payload = {"a": "fine é 😀", "b": [1, {"c": "x\x00y"}], "d": "\ud800"}
     keyed = {"value": {"k\x00": 1}}
     # When each is checked
     # Then the first offender is named by its dotted path, and a bad key is shown without the character
-    assert unstorable_text(payload) == ("b.1.c", "text must not contain NUL characters")
-    assert unstorable_text({"d": "\udfff"}) == ("d", "text must not contain unpaired surrogate characters")
-    assert unstorable_text(keyed) == ("value.k\ufffd", "text must not contain NUL characters")
+    assert unstorable_value(payload) == ("b.1.c", "text must not contain NUL characters")
+    assert unstorable_value({"d": "\udfff"}) == ("d", "text must not contain unpaired surrogate characters")
+    assert unstorable_value(keyed) == ("value.k\ufffd", "text must not contain NUL characters")
     # And text PostgreSQL stores (any valid Unicode, paired surrogates decoded) passes
-    assert unstorable_text({"q": "naïve 😀 \u202e", "n": [1.5, None, True]}) is None
-    assert unstorable_text("\x00") == ("body", "text must not contain NUL characters")
+    assert unstorable_value({"q": "naïve 😀 \u202e", "n": [1.5, None, True]}) is None
+    assert unstorable_value("\x00") == ("body", "text must not contain NUL characters")

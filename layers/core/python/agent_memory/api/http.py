@@ -4,7 +4,6 @@ shape (API.md) and principal extraction, defined once here."""
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -15,7 +14,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from agent_memory.api.identity import principal_from_claims
 from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge, Unauthenticated
 from agent_memory.domain.records import Principal
-from agent_memory.domain.sanitize import unstorable_text
+from agent_memory.domain.sanitize import unstorable_value
 from agent_memory.observability import logger, metrics
 
 MAX_BODY_BYTES = 262_144
@@ -50,8 +49,8 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         return next_middleware(app)
 
     def storable_text(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
-        """Text the database cannot hold (NUL, lone surrogates) is refused for every route with
-        the field named; it used to reach PostgreSQL and come back as a 500."""
+        """Values the database cannot hold (NUL, lone surrogates, NaN) are refused for every route
+        with the field named; they used to reach PostgreSQL and come back as a 500."""
         found = _unstorable_in(app.current_event)
         if found is not None:
             raise InvalidRequest(f"{found[0]}: {found[1]}", field=found[0])
@@ -67,6 +66,13 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
 
     @app.exception_handler(RequestValidationError)
     def _validation(exc: RequestValidationError) -> Response:
+        # Validation runs before any middleware: a value the database cannot store (a NUL in an
+        # unknown key, NaN where a number belongs) is reported as such, and never echoed back.
+        unstorable = _unstorable_in(app.current_event)
+        if unstorable is not None:
+            _count_refusal("invalid_request")
+            field, why = unstorable
+            return error_response(422, "invalid_request", f"{field}: {why}", _request_id(app), field)
         errors = exc.errors()
         first = errors[0] if errors else {}
         loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
@@ -74,8 +80,6 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         msg = first.get("msg", "invalid request")
         if first.get("type") == "json_invalid":
             field, msg = "body", "request body is not valid JSON"
-        elif first.get("type") == "string_unicode":  # a lone surrogate: name the field it is in
-            field, msg = _unstorable_in(app.current_event) or (field, msg)
         message = f"{field}: {msg}" if field else msg
         _count_refusal("invalid_request")
         return error_response(422, "invalid_request", message, _request_id(app), field)
@@ -91,21 +95,24 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
 
 def _count_refusal(code: str) -> None:
     """One metric per refusal code (RequestRefused_invalid_request, _forbidden, ...), so an
-    operator can alarm on a client sending bad requests or a role being refused, per function."""
+    operator can alarm on a client sending bad requests or a role being refused (the metrics
+    carry the service dimension only: per code, across functions)."""
     metrics.add_metric(name=f"RequestRefused_{code}", unit=MetricUnit.Count, value=1)
 
 
 def _unstorable_in(event: Any) -> tuple[str, str] | None:
-    """The first body field, path or query parameter holding text the database cannot store.
-    Such text can only arrive in a body as a JSON escape, so a body without one is not parsed."""
-    body = event.body or ""
-    if "\\u" in body:
-        with contextlib.suppress(ValueError):  # not JSON: validation says so with its own message
-            found = unstorable_text(json.loads(body))
-            if found is not None:
-                return found
-    for params in (event.path_parameters, event.query_string_parameters):
-        found = unstorable_text(params or {})
+    """The first body field, path or query parameter the database cannot store. The body is the
+    one validation parsed (cached on the event; base64 bodies decoded the same way)."""
+    body: Any = None
+    with contextlib.suppress(ValueError):  # not JSON: validation says so with its own message
+        body = event.json_body
+    for part in (
+        body,
+        event.path_parameters,
+        event.query_string_parameters,
+        event.multi_value_query_string_parameters,
+    ):
+        found = unstorable_value(part or {})
         if found is not None:
             return found
     return None

@@ -9,6 +9,7 @@ against the system of record: `CARD-***-1111`, `IBAN-***-4432`, `ACCT-***-5678`.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -143,30 +144,32 @@ def mask_value(value: Any) -> tuple[Any, list[str]]:
     return walk(value), kinds
 
 
-def unstorable_text(value: Any, path: str = "") -> tuple[str, str] | None:
-    """The first string in a JSON-like value (keys included) that PostgreSQL cannot store, as
-    (dotted path, why), or None. A NUL character is refused by `text` and `jsonb` alike; a lone
-    surrogate (a JSON escape such as "\\ud800" with no partner) is not valid UTF-8. Both used to
-    reach the database and come back as a 500."""
+def unstorable_value(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The first value in a JSON-like structure (keys included) that PostgreSQL cannot store, as
+    (dotted path, why), or None. `text` and `jsonb` refuse a NUL character; a lone surrogate (a
+    JSON escape such as "\\ud800" with no partner) is not valid UTF-8; `jsonb` refuses NaN and
+    Infinity, which Python's JSON parser accepts. Each used to reach the database as a 500."""
     if isinstance(value, str):
         if "\x00" in value:
             return path or "body", "text must not contain NUL characters"
         if _LONE_SURROGATE.search(value):
             return path or "body", "text must not contain unpaired surrogate characters"
         return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path or "body", "numbers must be finite")
     if isinstance(value, dict):
         for key, item in value.items():
             shown = _LONE_SURROGATE.sub("\ufffd", str(key).replace("\x00", "\ufffd"))  # never echo it
             where = f"{path}.{shown}" if path else shown
-            found = unstorable_text(key, where) if isinstance(key, str) else None
+            found = unstorable_value(key, where) if isinstance(key, str) else None
             if found is None:
-                found = unstorable_text(item, where)
+                found = unstorable_value(item, where)
             if found is not None:
                 return found
         return None
     if isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            found = unstorable_text(item, f"{path}.{i}" if path else str(i))
+            found = unstorable_value(item, f"{path}.{i}" if path else str(i))
             if found is not None:
                 return found
     return None

@@ -29,7 +29,7 @@ from agent_memory.domain.records import (
     new_id,
     utcnow,
 )
-from agent_memory.domain.sanitize import mask_identifiers, mask_value, unstorable_text
+from agent_memory.domain.sanitize import mask_identifiers, mask_value, unstorable_value
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
@@ -377,7 +377,15 @@ def prepare(request: MemoryWrite, policy: PolicyProfile, now: datetime) -> tuple
     clean, masked_kinds = sanitize(request)
     if clean.type is MemoryType.COMMITMENT:
         clean = clean.model_copy(update={"value": opening_value(clean.value)})
-    screening = screen_for_instructions(clean.content + "\n" + json.dumps(clean.value))
+    # Everything a context line shows is screened, as written (not as JSON escapes, which would
+    # hide a fullwidth or invisible disguise): the content, the value, and where it came from.
+    shown = [
+        clean.content,
+        json.dumps(clean.value, ensure_ascii=False),
+        clean.source.system or "",
+        clean.source.reference or "",
+    ]
+    screening = screen_for_instructions("\n".join(shown))
     signals = screening.signals + (("caller_flag",) if "untrusted_instruction" in clean.flags else ())
     candidate = classify(clean, policy=policy, now=now, masked_kinds=masked_kinds, injection_signals=signals)
     return clean, candidate
@@ -402,7 +410,7 @@ def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
     if len(json.dumps(request.value)) > MAX_VALUE_BYTES:
         raise PayloadTooLarge(f"value exceeds {MAX_VALUE_BYTES} bytes", field="value")
     # Every path in (HTTP, the extraction worker, the CLI): the database cannot store these.
-    unstorable = unstorable_text(request.model_dump(mode="json"))
+    unstorable = unstorable_value(request.model_dump(mode="json"))
     if unstorable is not None:
         raise InvalidRequest(f"{unstorable[0]}: {unstorable[1]}", field=unstorable[0])
     content = mask_identifiers(request.content)

@@ -24,7 +24,7 @@ from agent_memory.domain.extraction import (
     Transcript,
 )
 from agent_memory.domain.records import SourceSpan
-from agent_memory.domain.sanitize import mask_identifiers, unstorable_text
+from agent_memory.domain.sanitize import mask_identifiers, unstorable_value
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.extractor import ExtractionFailed
 
@@ -132,7 +132,7 @@ class LlmExtractor:
             start = turn.text.find(c.quote)
             if start < 0 or c.type not in ALLOWED[turn.speaker]:
                 continue  # unsupported by the transcript, or the wrong speaker: not admitted
-            if unstorable_text(c.model_dump()) is not None:
+            if unstorable_value(c.model_dump()) is not None:
                 continue  # model-written text the database cannot store (a NUL): not admitted
             span = SourceSpan(turn=c.turn, start=start, end=start + len(c.quote))
             flags = list(c.flags)
@@ -157,7 +157,7 @@ class LlmExtractor:
                 )
             )
         summary = mask_identifiers(parsed.summary.strip()).text[:EPISODE_SUMMARY_MAX_CHARS]
-        if summary and unstorable_text(summary) is None:
+        if summary and unstorable_value(summary) is None:
             result.summary = CandidateMemory(
                 type=MemoryType.EPISODE,
                 content=summary,
