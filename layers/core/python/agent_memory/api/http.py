@@ -71,8 +71,8 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         unstorable = _unstorable_in(app.current_event)
         if unstorable is not None:
             _count_refusal("invalid_request")
-            field, why = unstorable
-            return error_response(422, "invalid_request", f"{field}: {why}", _request_id(app), field)
+            where, why = unstorable
+            return error_response(422, "invalid_request", f"{where}: {why}", _request_id(app), where)
         errors = exc.errors()
         first = errors[0] if errors else {}
         loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
