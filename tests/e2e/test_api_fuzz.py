@@ -1,6 +1,7 @@
 """Hostile input never earns a 500 (API.md: a clear 4xx with the field named, or a well-defined
 result): generated bodies for the routes agents and integrations call most, through the HTTP API."""
 
+import json
 from typing import Any
 from urllib.parse import urlencode
 
@@ -293,3 +294,22 @@ def test_a_vanishingly_small_confidence_is_stored_not_a_500(api, integration):
     # Then the write is decided like any other, with the confidence rounded to zero
     assert reply.status == 201, reply.body
     assert reply.body["memory"]["confidence"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        (b"[" * 20_000 + b"]" * 20_000, "body"),  # deeper than any JSON parser recurses
+        (
+            json.dumps({**GOOD_WRITE, "value": json.loads('{"a":' * 12 + "1" + "}" * 12)}).encode(),
+            "value",
+        ),  # deeper than a structured value needs
+    ],
+)
+def test_deeply_nested_json_is_a_422_not_a_500(api, integration, raw, field):
+    # Given a body or a value nested far deeper than any real one
+    # When it is sent
+    reply = api.request("POST", "/v1/memories", raw=raw, token=integration)
+    # Then it is refused naming where
+    assert reply.status == 422, reply.body
+    assert reply.body["error"]["field"] == field

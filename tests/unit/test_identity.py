@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_memory.api.identity import issue_token, principal_from_claims, verify_token
+from agent_memory.api.identity import authorizer_context, issue_token, principal_from_claims, verify_token
 from agent_memory.domain.enums import Role, Sensitivity
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.domain.sanitize import unstorable_value
@@ -67,10 +67,30 @@ def test_any_token_is_a_principal_or_unauthenticated_never_a_crash(claims, junk)
     for token in (signed, junk):
         # When it is verified and read
         try:
-            principal = principal_from_claims(verify_token(SECRET, token))
+            claims = verify_token(SECRET, token)
+            principal = principal_from_claims(claims)
+            context = authorizer_context(claims)
         except Unauthenticated:
             continue
         # Then a principal comes out whole: a tenant and subject the database can hold
         assert principal.tenant_id and principal.sub
         assert unstorable_value([principal.tenant_id, principal.sub]) is None
         assert all(isinstance(r, Role) for r in principal.roles)
+        # And the authorizer hands the handler exactly what was checked
+        assert principal_from_claims(context) == principal
+
+
+def test_the_authorizer_passes_on_exactly_the_roles_that_were_checked():
+    # Given signed tokens whose role lists hold a comma-joined role and a number
+    smuggled = jwt.encode(
+        {"sub": "u1", "tenant_id": "acme", "roles": ["x,admin", "agent"], "exp": 4_102_444_800}, SECRET
+    )
+    numbered = jwt.encode(
+        {"sub": "u1", "tenant_id": "acme", "roles": [1, "agent"], "exp": 4_102_444_800}, SECRET
+    )
+    # When the authorizer flattens them for the handler
+    # Then "x,admin" does not become admin downstream, and a number is dropped, not a crash
+    for token in (smuggled, numbered):
+        context = authorizer_context(verify_token(SECRET, token))
+        assert context["roles"] == "agent"
+        assert principal_from_claims(context).roles == {Role.AGENT}

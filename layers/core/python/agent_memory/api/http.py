@@ -84,6 +84,14 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         _count_refusal("invalid_request")
         return error_response(422, "invalid_request", message, _request_id(app), field)
 
+    @app.exception_handler(RecursionError)
+    def _too_deep(exc: RecursionError) -> Response:
+        # JSON nested thousands deep: the parser gives up before validation can say anything.
+        _count_refusal("invalid_request")
+        return error_response(
+            422, "invalid_request", "body: JSON nested too deeply", _request_id(app), "body"
+        )
+
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
         logger.exception("unhandled error", extra={"error": type(exc).__name__})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -69,13 +70,15 @@ def verify_token(secret: str, token: str) -> dict[str, Any]:
 
 
 def authorizer_context(claims: dict[str, Any]) -> dict[str, str]:
-    """Flatten claims the way a Lambda authorizer's context must be (strings only)."""
-    roles = claims.get("roles") or []
+    """Flatten claims the way a Lambda authorizer's context must be (strings only), from the
+    principal the claims were checked as: the handler sees exactly the roles that were checked
+    (a role "x,admin" in a list is dropped, never split into "admin" downstream)."""
+    p = principal_from_claims(claims)
     return {
-        "sub": str(claims["sub"]),
-        "tenant_id": str(claims["tenant_id"]),
-        "roles": ",".join(roles) if isinstance(roles, list) else str(roles),
-        "clearance": str(claims.get("clearance") or Sensitivity.INTERNAL.value),
+        "sub": p.sub,
+        "tenant_id": p.tenant_id,
+        "roles": ",".join(sorted(r.value for r in p.roles)),
+        "clearance": p.clearance.value,
     }
 
 
@@ -100,10 +103,14 @@ def principal_from_claims(claims: dict[str, Any]) -> Principal:
 
 
 def _identity(value: Any) -> str:
-    """A tenant or subject claim: a short printable string (numbers are accepted as text)."""
+    """A tenant or subject claim: 1-200 characters of text (numbers are accepted as text), none
+    of them a control, format, surrogate or line-separator character."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValueError("identity claims must be strings")
     text = str(value).strip()
-    if not text or len(text) > 200 or not text.isprintable():
-        raise ValueError("identity claims must be 1-200 printable characters")
+    if not text or len(text) > 200 or any(unicodedata.category(ch) in _NOT_IN_AN_ID for ch in text):
+        raise ValueError("identity claims must be 1-200 characters without control characters")
     return text
+
+
+_NOT_IN_AN_ID = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})

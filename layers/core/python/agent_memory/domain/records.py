@@ -145,6 +145,15 @@ class RetrievedMemory:
 
 
 MAX_CONTENT_CHARS = 4000
+MAX_VALUE_DEPTH = 8
+
+
+def _depth(value: Any, level: int = 1) -> int:
+    """How deep a JSON-like value nests (a flat object is 1); stops counting past the limit."""
+    if level > MAX_VALUE_DEPTH or not isinstance(value, dict | list):
+        return level - 1 if not isinstance(value, dict | list) else level
+    items = value.values() if isinstance(value, dict) else value
+    return max([level, *(_depth(item, level + 1) for item in items)])
 
 
 class MemoryWrite(BaseModel):
@@ -175,6 +184,15 @@ class MemoryWrite(BaseModel):
     actor: str | None = Field(default=None, max_length=200)
     # A caller (an extractor) may mark text as instruction-like; it can only make admission stricter.
     flags: list[Literal["untrusted_instruction"]] = Field(default_factory=list, max_length=5)
+
+    @field_validator("value")
+    @classmethod
+    def _shallow_value(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # A structured value is a few named fields; a deeply nested one used to pass validation and
+        # fail serialisation later (a 500).
+        if _depth(v) > MAX_VALUE_DEPTH:
+            raise ValueError(f"value nests deeper than {MAX_VALUE_DEPTH} levels")
+        return v
 
     @field_validator("confidence", "importance")
     @classmethod

@@ -8,8 +8,9 @@ events and embedding in one transaction, idempotently.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -377,18 +378,27 @@ def prepare(request: MemoryWrite, policy: PolicyProfile, now: datetime) -> tuple
     clean, masked_kinds = sanitize(request)
     if clean.type is MemoryType.COMMITMENT:
         clean = clean.model_copy(update={"value": opening_value(clean.value)})
-    # Everything a context line shows is screened, as written (not as JSON escapes, which would
-    # hide a fullwidth or invisible disguise): the content, the value, and where it came from.
-    shown = [
-        clean.content,
-        json.dumps(clean.value, ensure_ascii=False),
-        clean.source.system or "",
-        clean.source.reference or "",
-    ]
+    # Everything a context line shows is screened, each piece as its own line, as written (not as
+    # JSON, whose escapes and quoting would hide a disguise or a leading "system:"): the content,
+    # every key and string of the value, and where it came from.
+    shown = [clean.content, *_strings(clean.value), clean.source.system or "", clean.source.reference or ""]
     screening = screen_for_instructions("\n".join(shown))
     signals = screening.signals + (("caller_flag",) if "untrusted_instruction" in clean.flags else ())
     candidate = classify(clean, policy=policy, now=now, masked_kinds=masked_kinds, injection_signals=signals)
     return clean, candidate
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every key and string inside a JSON-like value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
 
 
 def _wants_vector(candidate: Classified) -> bool:
