@@ -1,11 +1,14 @@
 """The LLM extractor against a real local HTTP server speaking the OpenAI chat API."""
 
+import itertools
 import json
 import time
 from datetime import UTC, datetime
 
 import openai
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from werkzeug import Response
 
 from agent_memory.adapters.extractors.llm import LlmExtractor, load_prompt
@@ -13,6 +16,7 @@ from agent_memory.domain.extraction import Transcript
 from agent_memory.ports.extractor import ExtractionFailed
 
 pytestmark = pytest.mark.integration
+_prop_sessions = itertools.count()
 
 TRANSCRIPT = Transcript(
     session_id="s-1",
@@ -193,3 +197,103 @@ def test_a_malformed_answer_fails_the_session_and_admits_nothing(httpserver, con
     assert out["status"] == "failed" and "rejected" in out["reason"]
     status = container.sessions.status(agent, "s-llm")
     assert status["status"] == "failed" and status["memory_ids"] == []
+
+
+model_candidates = st.fixed_dictionaries(
+    {
+        "type": st.sampled_from(
+            ["preference", "fact", "episode", "resolution", "observation", "sentiment", "commitment"]
+        ),
+        "category": st.one_of(
+            st.none(), st.sampled_from(["CONTRACT_COMMERCIAL", "STAKEHOLDER", "NOPE", "", "x" * 80])
+        ),
+        "slot": st.one_of(
+            st.none(),
+            st.sampled_from(
+                ["preference.contact_channel", "Not A Slot!", "a", "contract.seat_price", "x." * 100]
+            ),
+        ),
+        "turn": st.integers(0, 3),
+        "quote": st.sampled_from(
+            ["I prefer email", "I'll send the renewal quote by Friday", "not in the transcript"]
+        ),
+        "content": st.text(min_size=1, max_size=40),
+        "confidence": st.floats(0, 1),
+        "flags": st.lists(st.sampled_from(["untrusted_instruction", "made_up_flag", ""]), max_size=2),
+    }
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(candidates=st.lists(model_candidates, max_size=4), summary=st.text(max_size=60))
+def test_any_well_formed_model_answer_is_processed_never_a_crashed_session(
+    httpserver, container, candidates, summary
+):
+    # Given a model answer that parses but says anything at all: unknown slots and categories,
+    # made-up flags, quotes from nowhere, any text
+    from agent_memory.domain.enums import Role
+    from agent_memory.domain.records import Principal
+    from agent_memory.services.extraction import ExtractionWorker
+    from agent_memory.services.sessions import CloseSessionRequest
+
+    answer = {"candidates": candidates, "summary": summary, "injection_detected": False}
+    httpserver.clear()
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
+        completion(json.dumps(answer))
+    )
+    agent = Principal(sub="a", tenant_id="llm-prop", roles=frozenset({Role.AGENT}))
+    session = f"s-prop-{next(_prop_sessions)}"
+    request = {
+        "subject_id": "CUST-LLM-PROP",
+        "occurred_at": "2026-10-02T00:00:00Z",
+        "turns": [t.model_dump(mode="json") for t in TRANSCRIPT.turns],
+    }
+    container.sessions.close(agent, session, CloseSessionRequest.model_validate(request))
+    worker = ExtractionWorker(
+        container.store,
+        container.objects,
+        extractor(httpserver, max_retries=0),
+        container.gateway,
+        max_receive_count=3,
+    )
+    # When the worker processes the session
+    out = worker.process({"tenant_id": "llm-prop", "session_id": session})
+    # Then the session is processed: a candidate the gateway cannot take is refused on its own,
+    # it does not fail the others or leave the session to be retried forever
+    assert out["status"] == "processed", out
+
+
+def test_one_unusable_candidate_is_refused_alone_and_the_rest_of_the_session_is_kept(httpserver, container):
+    # Given a model answer with a preference that has no slot, a blank one, and a good commitment
+    from agent_memory.domain.enums import Role
+    from agent_memory.domain.records import Principal
+    from agent_memory.services.extraction import ExtractionWorker
+    from agent_memory.services.sessions import CloseSessionRequest
+
+    no_slot = {**GOOD["candidates"][0], "slot": None}
+    blank = {**GOOD["candidates"][0], "content": "\r"}
+    answer = {**GOOD, "candidates": [no_slot, blank, GOOD["candidates"][1]], "summary": ""}
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
+        completion(json.dumps(answer))
+    )
+    agent = Principal(sub="a", tenant_id="llm-one", roles=frozenset({Role.AGENT}))
+    request = {
+        "subject_id": "CUST-LLM-ONE",
+        "occurred_at": "2026-10-02T00:00:00Z",
+        "turns": [t.model_dump(mode="json") for t in TRANSCRIPT.turns],
+    }
+    container.sessions.close(agent, "s-one", CloseSessionRequest.model_validate(request))
+    worker = ExtractionWorker(
+        container.store,
+        container.objects,
+        extractor(httpserver, max_retries=0),
+        container.gateway,
+        max_receive_count=3,
+    )
+    # When the worker processes it
+    out = worker.process({"tenant_id": "llm-one", "session_id": "s-one"})
+    # Then the session is processed, the two unusable candidates are counted as not stored, and the
+    # commitment is kept (before, the first raised and the whole session failed after its retries)
+    assert out["status"] == "processed" and out["not_stored"] == 2
+    status = container.sessions.status(agent, "s-one")
+    assert len(status["memory_ids"]) == 1

@@ -222,6 +222,7 @@ class WriteResult(BaseModel):
     memory: MemoryRecord | None
     superseded: list[str] = Field(default_factory=list)
     replayed: bool = False
+    refused: str | None = None  # a batch write's malformed candidate: the field it was refused for
 
     def public_view(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from agent_memory.domain.enums import Decision, Role
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, CandidateMemory, Transcript
 from agent_memory.domain.hashing import text_hash
@@ -105,12 +107,23 @@ class ExtractionWorker:
         counts: Counter[str] = Counter()
         memory_ids: list[str] = []
         candidates = list(result.candidates) + ([result.summary] if result.summary else [])
-        writes = [self._to_write(transcript, row, cand, index) for index, cand in enumerate(candidates)]
-        for decision in self.gateway.write_many(principal, writes):
+        writes: list[MemoryWrite] = []
+        invalid: list[str] = []
+        for index, cand in enumerate(candidates):
+            try:
+                writes.append(self._to_write(transcript, row, cand, index))
+            except ValidationError as exc:  # one unusable candidate never fails the session's others
+                invalid.append(".".join(str(p) for p in exc.errors()[0]["loc"]) or "candidate")
+        for decision in self.gateway.write_many(principal, writes, refuse_invalid=True):
+            if decision.refused is not None:
+                invalid.append(decision.refused)
+                continue
             counts[decision.decision.value] += 1
             if decision.memory is not None and decision.decision is not Decision.REJECTED:
                 memory_ids.append(decision.memory.id)
-        counts["not_stored"] = len(result.skipped)
+        if invalid:  # field names only: never the candidate's text
+            logger.warning("candidates refused", extra={"session_id": session_id, "fields": invalid})
+        counts["not_stored"] = len(result.skipped) + len(invalid)
         outcome = {
             k: counts.get(k, 0)
             for k in (

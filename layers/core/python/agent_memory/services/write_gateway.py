@@ -121,9 +121,15 @@ class WriteGateway:
                 logger.info("write retried after a concurrent conflict", extra={"attempt": attempt})
         raise AssertionError("unreachable")
 
-    def write_many(self, principal: Principal, requests: list[MemoryWrite]) -> list[WriteResult]:
+    def write_many(
+        self, principal: Principal, requests: list[MemoryWrite], *, refuse_invalid: bool = False
+    ) -> list[WriteResult]:
         """Write several candidates, embedding all of them (and their sentences) in one batch first:
-        an extracted session, a bulk load. Each is still admitted on its own, in its own transaction."""
+        an extracted session, a bulk load. Each is still admitted on its own, in its own transaction.
+
+        With `refuse_invalid`, a candidate the gateway refuses as malformed (422/413: a preference
+        without a slot, unstorable text) comes back as a refused result naming the field instead of
+        raising, so one bad candidate does not stop the others. Other errors still raise."""
         policy = self.policies.for_tenant(principal.tenant_id)
         now = self.clock()
         texts: list[str] = []
@@ -153,7 +159,15 @@ class WriteGateway:
         results = []
         for i, request in enumerate(requests):
             whole, sentences = vectors.get(i, (None, None))
-            results.append(self._write(principal, request, whole, sentences, prepared[i]))
+            try:
+                results.append(self._write(principal, request, whole, sentences, prepared[i]))
+            except (InvalidRequest, PayloadTooLarge) as exc:
+                if not refuse_invalid:
+                    raise
+                refused = exc.field or exc.code
+                results.append(
+                    WriteResult(decision=Decision.REJECTED, reasons=[exc.code], memory=None, refused=refused)
+                )
         return results
 
     def _embed(self, content: str) -> tuple[np.ndarray | None, np.ndarray | None]:
