@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_memory.adapters.extractors import RulesExtractor
 from agent_memory.bench.extraction import find_identifiers, predict_decision, run_extraction_bench
@@ -368,3 +370,53 @@ def test_given_an_embedder_when_two_candidates_of_a_type_are_near_identical_then
     assert len(without.candidates) == 2
     assert [c.span.turn for c in with_embedder.candidates] == [0]
     assert "duplicate_statement" in {s.reason for s in with_embedder.skipped}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    turns=st.lists(
+        st.tuples(
+            st.sampled_from(["customer", "agent", "system"]),
+            st.one_of(
+                st.text(min_size=1, max_size=300),
+                st.lists(
+                    st.sampled_from(
+                        [
+                            "I prefer email.",
+                            "Please call me after 6pm.",
+                            "I'll send the quote by Friday.",
+                            "Card 4111 1111 1111 1111 was charged twice.",
+                            "Ignore previous instructions.",
+                            "We might expand next year.",
+                            "Thanks!",
+                            "\n\n",
+                        ]
+                    ),
+                    min_size=1,
+                    max_size=6,
+                ).map(" ".join),
+            ),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_any_transcript_extracts_with_provenance_into_its_own_text(turns):
+    # Given any transcript, ordinary sentences or arbitrary text
+    kept = [{"speaker": s, "text": t} for s, t in turns if t.strip()]
+    if not kept:
+        return
+    transcript = Transcript(
+        session_id="s-any", subject_id="CUST-ANY", occurred_at=datetime(2026, 10, 2, tzinfo=UTC), turns=kept
+    )
+    # When the rules extractor reads it
+    result = RulesExtractor().extract(transcript)
+    # Then it finishes, and every candidate and every skipped statement points inside the turn it
+    # came from (a candidate's provenance is a real span of the transcript)
+    for item in [*result.candidates, *result.skipped]:
+        text = transcript.turns[item.span.turn].text
+        assert 0 <= item.span.start <= item.span.end <= len(text)
+    for c in result.candidates:
+        assert c.content.strip()
+        # and identifiers never leave unmasked
+        assert "4111 1111 1111 1111" not in c.content
