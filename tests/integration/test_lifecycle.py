@@ -1,9 +1,12 @@
 """Nightly lifecycle on the real database: TTL purge, archive window, legal holds,
 idempotence and resumability, consolidation and corroboration."""
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agent_memory.domain.commitments import CommitmentOutcome
 from agent_memory.domain.enums import Role
@@ -417,3 +420,73 @@ def test_consolidation_never_merges_a_new_follow_up_into_a_closed_one_in_the_sam
     lifecycle(container, now + timedelta(hours=1)).purge()
     assert row(container, first.memory.id)["status"] == "active"
     assert row(container, again.memory.id)["status"] == "active"
+
+
+_purge_tenants = itertools.count()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    memories=st.lists(
+        st.fixed_dictionaries(
+            {
+                "subject": st.sampled_from(["S-P1", "S-P2"]),
+                "expiring": st.booleans(),  # expires a few seconds from now, or keeps the policy TTL
+                "held": st.booleans(),  # a legal hold on the record itself
+            }
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    subject_held=st.sampled_from([None, "S-P1", "S-P2"]),
+)
+def test_the_purge_expires_then_deletes_exactly_what_no_hold_protects_and_reruns_change_nothing(
+    container, memories, subject_held
+):
+    # Given a fresh tenant's memories: some expiring, some held on their own or by their subject's hold
+    tenant = f"purge-{next(_purge_tenants)}"
+    agent = Principal(sub="agent", tenant_id=tenant, roles=frozenset({Role.AGENT}))
+    dpo = Principal(sub="dpo", tenant_id=tenant, roles=frozenset({Role.PRIVACY_OFFICER}))
+    now = datetime.now(UTC)
+    ids = []
+    for n, m in enumerate(memories):
+        body = {
+            "subject_id": m["subject"],
+            "type": "episode",
+            "content": f"Visit {n}: discussed topic number {n} with the advisor",
+            "source": {"kind": "customer_confirmed"},
+            "effective_at": now - timedelta(days=10),
+            **({"expires_at": now + timedelta(seconds=2)} if m["expiring"] else {}),
+        }
+        ids.append(container.gateway.write(agent, MemoryWrite.model_validate(body)).memory.id)
+        if m["held"]:
+            container.lifecycle.set_record_hold(dpo, ids[-1], hold=True, reason="litigation LIT-9")
+    if subject_held:
+        container.lifecycle.set_subject_hold(dpo, subject_held, hold=True, reason="litigation LIT-9")
+
+    def protected(m: dict) -> bool:
+        return m["held"] or m["subject"] == subject_held
+
+    def state(memory_id: str):
+        with container.db.tenant_transaction(tenant) as conn:
+            return conn.execute(
+                "SELECT status, embedding IS NULL AS no_vec FROM memory_records WHERE id = %s", (memory_id,)
+            ).fetchone()
+
+    # When the nightly purge runs an hour later (inside the archive window)
+    purge = lifecycle(container, now + timedelta(hours=1)).purge(tenants=[tenant])
+    # Then exactly the expiring, unprotected memories are expired, and their vectors dropped
+    for memory_id, m in zip(ids, memories, strict=True):
+        expected = "expired" if m["expiring"] and not protected(m) else "active"
+        assert dict(state(memory_id)) == {"status": expected, "no_vec": expected == "expired"}, m
+    assert purge.expired == sum(m["expiring"] and not protected(m) for m in memories)
+    # And when it runs after the archive window, exactly those are deleted, and nothing else changes
+    later = now + timedelta(days=32)
+    lifecycle(container, later).purge(tenants=[tenant])
+    for memory_id, m in zip(ids, memories, strict=True):
+        gone = m["expiring"] and not protected(m)
+        assert (state(memory_id) is None) == gone, m
+    # And running it again changes nothing
+    again = lifecycle(container, later).purge(tenants=[tenant])
+    assert (again.expired, again.deleted) == (0, 0)
+    assert container.reads.verify_audit(tenant).ok
