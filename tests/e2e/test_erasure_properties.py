@@ -16,11 +16,11 @@ pytestmark = pytest.mark.e2e
 TENANT = "eraseprop"
 _runs = itertools.count()
 
-TEXTS = [
-    "Asked about refinancing the mortgage. Wants a fixed rate for five years.",
-    "Prefers to be called after 6pm on weekdays.",
-    "Reported that the mobile app logs them out. It happens every morning.",
-    "Considering moving the pension to a lower-fee fund.",
+TEXTS = [  # each has two sentences of 40+ characters, so each memory also gets sentence vectors
+    "Asked about refinancing the mortgage next spring. Wants a fixed rate for at least five years.",
+    "Prefers to be called after six in the evening. Never wants calls during working hours at all.",
+    "Reported that the mobile app logs them out daily. It happens every morning right after the update.",
+    "Considering moving the pension to a lower-fee fund. Asked for a comparison of the last three years.",
 ]
 histories = st.lists(
     st.tuples(
@@ -89,6 +89,10 @@ def test_erasure_empties_every_layer_of_the_subject_and_only_that_subject(api, t
             api.post("/v1/retrieve", {"subject_id": subject, "query": text}, token=t["agent"])
     poller.drain()
     other_before = footprint(container, subjects["other"])
+    before = footprint(container, subjects["target"])
+    if any(who == "target" and what in ("memory", "keyed_memory") for who, what, _ in history):
+        # (not vacuous: the target has records and sentence vectors to erase)
+        assert before["records"] > 0 and before["sentences"] > 0, before
     # When the target is erased
     started = api.post(
         f"/v1/subjects/{subjects['target']}/erasure", {"reason": "gdpr_article_17"}, token=t["privacy"]

@@ -6,7 +6,7 @@ still verifies (POLICY.md: supersession by authority and date, INV-MEM-01, INV-M
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 pytestmark = pytest.mark.e2e
@@ -82,6 +82,11 @@ def apply(api, tokens, subject: str, op: tuple) -> int:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=operations)
+# Always covered, whatever the generator draws: a roll-back to an older version, an approval with
+# evidence superseding a system-of-record value, and a newer system-of-record value after it.
+@example(ops=[("sor", 42, 100), ("sor", 45, 200), ("reinstate", 0, 0)])
+@example(ops=[("sor", 42, 100), ("claim", 40, 300), ("approve", 0, True)])
+@example(ops=[("claim", 40, 300), ("approve", 0, True), ("sor", 44, 400), ("reinstate", 0, 0)])
 def test_any_history_of_a_slot_leaves_one_truth(api, tokens, container, ops):
     # Given a fresh subject
     subject = f"ACC-SLOT-{next(_subjects)}"

@@ -431,7 +431,7 @@ _purge_tenants = itertools.count()
         st.fixed_dictionaries(
             {
                 "subject": st.sampled_from(["S-P1", "S-P2"]),
-                "expiring": st.booleans(),  # expires a few seconds from now, or keeps the policy TTL
+                "expiring": st.booleans(),  # expires ten minutes from now, or keeps the policy TTL
                 "held": st.booleans(),  # a legal hold on the record itself
             }
         ),
@@ -456,7 +456,7 @@ def test_the_purge_expires_then_deletes_exactly_what_no_hold_protects_and_reruns
             "content": f"Visit {n}: discussed topic number {n} with the advisor",
             "source": {"kind": "customer_confirmed"},
             "effective_at": now - timedelta(days=10),
-            **({"expires_at": now + timedelta(seconds=2)} if m["expiring"] else {}),
+            **({"expires_at": now + timedelta(minutes=10)} if m["expiring"] else {}),
         }
         ids.append(container.gateway.write(agent, MemoryWrite.model_validate(body)).memory.id)
         if m["held"]:

@@ -416,7 +416,7 @@ def test_any_transcript_extracts_with_provenance_into_its_own_text(turns):
     for item in [*result.candidates, *result.skipped]:
         text = transcript.turns[item.span.turn].text
         assert 0 <= item.span.start <= item.span.end <= len(text)
-    for c in result.candidates:
+    for c in [*result.candidates, *([result.summary] if result.summary else [])]:
         assert c.content.strip()
-        # and identifiers never leave unmasked
-        assert "4111 1111 1111 1111" not in c.content
+        # and identifiers never leave unmasked, in the candidates or the session summary
+        assert "4111" not in c.content.replace("CARD-***-1111", "")

@@ -28,6 +28,12 @@ class PermanentFailure(Exception):
     """Retrying will not help (bad model output, missing or oversized transcript)."""
 
 
+# MemoryWrite fields filled from the session rather than from the candidate.
+_FROM_THE_SESSION = frozenset(
+    {"subject_id", "ticket_id", "session_id", "idempotency_key", "lineage_keys", "source"}
+)
+
+
 class ExtractionWorker:
     def __init__(
         self,
@@ -112,8 +118,11 @@ class ExtractionWorker:
         for index, cand in enumerate(candidates):
             try:
                 writes.append(self._to_write(transcript, row, cand, index))
-            except ValidationError as exc:  # one unusable candidate never fails the session's others
-                invalid.append(".".join(str(p) for p in exc.errors()[0]["loc"]) or "candidate")
+            except ValidationError as exc:
+                field = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "candidate"
+                if field.split(".")[0] in _FROM_THE_SESSION:  # every candidate would fail alike
+                    raise PermanentFailure(f"session cannot be stored: {field}") from exc
+                invalid.append(field)  # one unusable candidate never fails the session's others
         for decision in self.gateway.write_many(principal, writes, refuse_invalid=True):
             if decision.refused is not None:
                 invalid.append(decision.refused)

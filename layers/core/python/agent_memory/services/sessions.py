@@ -8,13 +8,14 @@ lineage key `session:<id>`, and covered by erasure.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.enums import Role
-from agent_memory.domain.errors import Conflict, NotFound, PayloadTooLarge, Unavailable
+from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge, Unavailable
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, MAX_TURNS, Turn
 from agent_memory.domain.hashing import request_fingerprint
 from agent_memory.domain.records import Principal
@@ -53,6 +54,13 @@ class SessionService:
 
     def close(self, principal: Principal, session_id: str, request: CloseSessionRequest) -> dict[str, Any]:
         require_mutation(principal, Role.AGENT, action="close sessions")
+        if not re.fullmatch(SESSION_ID_PATTERN, session_id):
+            # Every memory extracted from the session carries its id (at most 200 characters): an id
+            # that cannot be stored there is refused here, not discovered by the worker.
+            raise InvalidRequest(
+                "session_id must be 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+                field="session_id",
+            )
         if self.queue is None or self.objects is None:
             raise Unavailable("the extraction queue is not configured")
         masked_turns = [
