@@ -55,11 +55,18 @@ def test_given_an_agent_asserting_system_of_record_when_writing_then_403_and_not
 
 
 @pytest.mark.parametrize("via", ["write", "write_many"])
-def test_given_a_nul_in_a_candidate_from_any_caller_when_written_then_refused_by_field_and_nothing_written(
-    container, via
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"content": "Dana Ortiz\x00 is the primary contact"}, "content"),
+        ({"value": {"seats": float("nan")}}, "value.seats"),  # JSON-mode dumping would turn it into null
+    ],
+)
+def test_given_an_unstorable_candidate_from_any_caller_when_written_then_refused_by_field_and_nothing_written(
+    container, via, change, field
 ):
-    # Given a candidate (from the extraction worker or the CLI, not only HTTP) whose text holds a NUL
-    bad = w("S-nul", content="Dana Ortiz\x00 is the primary contact")
+    # Given a candidate (from the extraction worker or the CLI, not only HTTP) holding a NUL or NaN
+    bad = w("S-nul", **change)
     # When it reaches the gateway
     with pytest.raises(InvalidRequest) as refused:
         if via == "write":
@@ -67,7 +74,7 @@ def test_given_a_nul_in_a_candidate_from_any_caller_when_written_then_refused_by
         else:
             container.gateway.write_many(INTEGRATION, [bad])
     # Then it is refused naming the field, and nothing reached the database
-    assert refused.value.field == "content"
+    assert refused.value.field == field
     with container.db.tenant_transaction("gw") as conn:
         assert (
             conn.execute("SELECT count(*) AS n FROM memory_records WHERE subject_id = 'S-nul'").fetchone()[

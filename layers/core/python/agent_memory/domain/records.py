@@ -148,12 +148,18 @@ MAX_CONTENT_CHARS = 4000
 MAX_VALUE_DEPTH = 8
 
 
-def _depth(value: Any, level: int = 1) -> int:
-    """How deep a JSON-like value nests (a flat object is 1); stops counting past the limit."""
-    if level > MAX_VALUE_DEPTH or not isinstance(value, dict | list):
-        return level - 1 if not isinstance(value, dict | list) else level
-    items = value.values() if isinstance(value, dict) else value
-    return max([level, *(_depth(item, level + 1) for item in items)])
+def _depth(value: Any) -> int:
+    """How deep a JSON-like value nests (a scalar is 0, a flat object 1); stops counting just past
+    the limit, so a value nested thousands deep costs no more than one nested nine deep."""
+
+    def depth(v: Any, level: int) -> int:
+        if not isinstance(v, dict | list):
+            return level - 1
+        if level > MAX_VALUE_DEPTH:
+            return level
+        return max([level, *(depth(item, level + 1) for item in (v.values() if isinstance(v, dict) else v))])
+
+    return depth(value, 1)
 
 
 class MemoryWrite(BaseModel):

@@ -434,7 +434,8 @@ def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
     if len(json.dumps(request.value)) > MAX_VALUE_BYTES:
         raise PayloadTooLarge(f"value exceeds {MAX_VALUE_BYTES} bytes", field="value")
     # Every path in (HTTP, the extraction worker, the CLI): the database cannot store these.
-    unstorable = unstorable_value(request.model_dump(mode="json"))
+    # (Python mode: JSON mode turns NaN into null and would hide it; jsonb refuses NaN.)
+    unstorable = unstorable_value(request.model_dump())
     if unstorable is not None:
         raise InvalidRequest(f"{unstorable[0]}: {unstorable[1]}", field=unstorable[0])
     content = mask_identifiers(request.content)
