@@ -167,25 +167,23 @@ def test_timeouts_are_retried_then_surface_as_retryable(httpserver):
     assert calls["n"] == 2  # one try and one retry
 
 
-def test_a_malformed_answer_fails_the_session_and_admits_nothing(httpserver, container):
+def extract_session(httpserver, container, tenant: str, session: str, answer: str):
+    """Close a session of TRANSCRIPT for `tenant`, serve `answer` as the model's reply, and run the
+    extraction worker once over it. Returns the worker's outcome and the session's status."""
     from agent_memory.domain.enums import Role
     from agent_memory.domain.records import Principal
     from agent_memory.services.extraction import ExtractionWorker
     from agent_memory.services.sessions import CloseSessionRequest
 
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(completion("{broken"))
-    agent = Principal(sub="a", tenant_id="llm", roles=frozenset({Role.AGENT}))
-    container.sessions.close(
-        agent,
-        "s-llm",
-        CloseSessionRequest.model_validate(
-            {
-                "subject_id": "CUST-LLM",
-                "occurred_at": "2026-10-02T00:00:00Z",
-                "turns": [t.model_dump(mode="json") for t in TRANSCRIPT.turns],
-            }
-        ),
-    )
+    httpserver.clear()
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(completion(answer))
+    agent = Principal(sub="a", tenant_id=tenant, roles=frozenset({Role.AGENT}))
+    request = {
+        "subject_id": f"CUST-{tenant.upper()}",
+        "occurred_at": "2026-10-02T00:00:00Z",
+        "turns": [t.model_dump(mode="json") for t in TRANSCRIPT.turns],
+    }
+    container.sessions.close(agent, session, CloseSessionRequest.model_validate(request))
     worker = ExtractionWorker(
         container.store,
         container.objects,
@@ -193,9 +191,13 @@ def test_a_malformed_answer_fails_the_session_and_admits_nothing(httpserver, con
         container.gateway,
         max_receive_count=3,
     )
-    out = worker.process({"tenant_id": "llm", "session_id": "s-llm"})
+    out = worker.process({"tenant_id": tenant, "session_id": session})
+    return out, container.sessions.status(agent, session)
+
+
+def test_a_malformed_answer_fails_the_session_and_admits_nothing(httpserver, container):
+    out, status = extract_session(httpserver, container, "llm", "s-llm", "{broken")
     assert out["status"] == "failed" and "rejected" in out["reason"]
-    status = container.sessions.status(agent, "s-llm")
     assert status["status"] == "failed" and status["memory_ids"] == []
 
 
@@ -231,33 +233,11 @@ def test_any_well_formed_model_answer_is_processed_never_a_crashed_session(
 ):
     # Given a model answer that parses but says anything at all: unknown slots and categories,
     # made-up flags, quotes from nowhere, any text
-    from agent_memory.domain.enums import Role
-    from agent_memory.domain.records import Principal
-    from agent_memory.services.extraction import ExtractionWorker
-    from agent_memory.services.sessions import CloseSessionRequest
-
     answer = {"candidates": candidates, "summary": summary, "injection_detected": False}
-    httpserver.clear()
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
-        completion(json.dumps(answer))
+    # When the worker processes a session it answers
+    out, _ = extract_session(
+        httpserver, container, "llm-prop", f"s-prop-{next(_prop_sessions)}", json.dumps(answer)
     )
-    agent = Principal(sub="a", tenant_id="llm-prop", roles=frozenset({Role.AGENT}))
-    session = f"s-prop-{next(_prop_sessions)}"
-    request = {
-        "subject_id": "CUST-LLM-PROP",
-        "occurred_at": "2026-10-02T00:00:00Z",
-        "turns": [t.model_dump(mode="json") for t in TRANSCRIPT.turns],
-    }
-    container.sessions.close(agent, session, CloseSessionRequest.model_validate(request))
-    worker = ExtractionWorker(
-        container.store,
-        container.objects,
-        extractor(httpserver, max_retries=0),
-        container.gateway,
-        max_receive_count=3,
-    )
-    # When the worker processes the session
-    out = worker.process({"tenant_id": "llm-prop", "session_id": session})
     # Then the session is processed: a candidate the gateway cannot take is refused on its own,
     # it does not fail the others or leave the session to be retried forever
     assert out["status"] == "processed", out
@@ -265,35 +245,12 @@ def test_any_well_formed_model_answer_is_processed_never_a_crashed_session(
 
 def test_one_unusable_candidate_is_refused_alone_and_the_rest_of_the_session_is_kept(httpserver, container):
     # Given a model answer with a preference that has no slot, a blank one, and a good commitment
-    from agent_memory.domain.enums import Role
-    from agent_memory.domain.records import Principal
-    from agent_memory.services.extraction import ExtractionWorker
-    from agent_memory.services.sessions import CloseSessionRequest
-
     no_slot = {**GOOD["candidates"][0], "slot": None}
     blank = {**GOOD["candidates"][0], "content": "\r"}
     answer = {**GOOD, "candidates": [no_slot, blank, GOOD["candidates"][1]], "summary": ""}
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
-        completion(json.dumps(answer))
-    )
-    agent = Principal(sub="a", tenant_id="llm-one", roles=frozenset({Role.AGENT}))
-    request = {
-        "subject_id": "CUST-LLM-ONE",
-        "occurred_at": "2026-10-02T00:00:00Z",
-        "turns": [t.model_dump(mode="json") for t in TRANSCRIPT.turns],
-    }
-    container.sessions.close(agent, "s-one", CloseSessionRequest.model_validate(request))
-    worker = ExtractionWorker(
-        container.store,
-        container.objects,
-        extractor(httpserver, max_retries=0),
-        container.gateway,
-        max_receive_count=3,
-    )
     # When the worker processes it
-    out = worker.process({"tenant_id": "llm-one", "session_id": "s-one"})
+    out, status = extract_session(httpserver, container, "llm-one", "s-one", json.dumps(answer))
     # Then the session is processed, the two unusable candidates are counted as not stored, and the
     # commitment is kept (before, the first raised and the whole session failed after its retries)
     assert out["status"] == "processed" and out["not_stored"] == 2
-    status = container.sessions.status(agent, "s-one")
     assert len(status["memory_ids"]) == 1
