@@ -254,3 +254,14 @@ def test_one_unusable_candidate_is_refused_alone_and_the_rest_of_the_session_is_
     # commitment is kept (before, the first raised and the whole session failed after its retries)
     assert out["status"] == "processed" and out["not_stored"] == 2
     assert len(status["memory_ids"]) == 1
+    # And each refusal is in the audit trail, with where it came from and the field that refused it,
+    # never the candidate's text
+    with container.store.tenant("llm-one") as s:
+        events = s.audit_events(
+            subject_id="CUST-LLM-ONE", memory_id=None, since=None, after_seq=None, limit=100
+        )
+    refused = [e for e in events if e.reason == "malformed_candidate"]
+    assert [(e.event_type, e.memory_id, e.payload) for e in refused] == [
+        ("memory_rejected", None, {"session_id": "s-one", "candidate": 0, "field": "slot"}),
+        ("memory_rejected", None, {"session_id": "s-one", "candidate": 1, "field": "content"}),
+    ]

@@ -13,14 +13,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_memory.domain.enums import Decision, Role
+from agent_memory.domain.enums import Decision, EventType, Role
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, CandidateMemory, Transcript
 from agent_memory.domain.hashing import text_hash
 from agent_memory.domain.records import MemoryWrite, Principal, Source
 from agent_memory.observability import logger
 from agent_memory.ports.extractor import ExtractionFailed, Extractor
 from agent_memory.ports.messaging import ObjectMissing, ObjectStore, ObjectTooLarge
-from agent_memory.ports.store import MemoryStore
+from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.write_gateway import WriteGateway
 
 
@@ -114,24 +114,31 @@ class ExtractionWorker:
         memory_ids: list[str] = []
         candidates = list(result.candidates) + ([result.summary] if result.summary else [])
         writes: list[MemoryWrite] = []
-        invalid: list[str] = []
+        written: list[int] = []  # the candidate index of each write
+        invalid: list[tuple[int, str]] = []  # (candidate index, the field that refused it)
         for index, cand in enumerate(candidates):
             try:
                 writes.append(self._to_write(transcript, row, cand, index))
+                written.append(index)
             except ValidationError as exc:
                 field = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "candidate"
                 if field.split(".")[0] in _FROM_THE_SESSION:  # every candidate would fail alike
                     raise PermanentFailure(f"session cannot be stored: {field}") from exc
-                invalid.append(field)  # one unusable candidate never fails the session's others
-        for decision in self.gateway.write_many(principal, writes, refuse_invalid=True):
+                invalid.append((index, field))  # one unusable candidate never fails the session's others
+        for index, decision in zip(
+            written, self.gateway.write_many(principal, writes, refuse_invalid=True), strict=True
+        ):
             if decision.refused is not None:
-                invalid.append(decision.refused)
+                invalid.append((index, decision.refused))
                 continue
             counts[decision.decision.value] += 1
             if decision.memory is not None and decision.decision is not Decision.REJECTED:
                 memory_ids.append(decision.memory.id)
+        invalid.sort()
         if invalid:  # field names only: never the candidate's text
-            logger.warning("candidates refused", extra={"session_id": session_id, "fields": invalid})
+            logger.warning(
+                "candidates refused", extra={"session_id": session_id, "fields": [f for _, f in invalid]}
+            )
         counts["not_stored"] = len(result.skipped) + len(invalid)
         outcome = {
             k: counts.get(k, 0)
@@ -146,6 +153,21 @@ class ExtractionWorker:
             )
         }
         with self.store.tenant(tenant_id) as s:
+            # A refused candidate has no record to carry a rejection event: the audit trail gets
+            # one anyway, with where it came from and the field that refused it (never its text).
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.REJECTED.value,
+                        principal.sub,
+                        None,
+                        transcript.subject_id,
+                        "malformed_candidate",
+                        {"session_id": session_id, "candidate": index, "field": field},
+                    )
+                    for index, field in invalid
+                ]
+            )
             s.update_session(
                 session_id,
                 status="processed",
