@@ -95,6 +95,7 @@ class MemoryStack(Stack):
             functions=dict(self.functions.functions),
             dead_letter_queue=self.pipeline.dead_letter_queue,
             erasure_state_machine=self.erasure.state_machine,
+            database_proxy=self.database.proxy,
         )
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DatabaseSecretArn", value=self.database.secret.secret_arn)

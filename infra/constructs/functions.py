@@ -140,6 +140,9 @@ class ServiceFunctions(Construct):
                 # One request at a time per Lambda environment: a tiny pool is enough.
                 "MEMORY_POOL_MIN_SIZE": "1",
                 "MEMORY_POOL_MAX_SIZE": "2",
+                # Through RDS Proxy: a named prepared statement would pin the connection to one
+                # database connection for the container's life, and the proxy could not share it.
+                "MEMORY_DATABASE_PREPARED_STATEMENTS": "false",
                 # The extraction worker marks a session failed on the queue's last delivery.
                 "MEMORY_MAX_RECEIVE_COUNT": str(self.config.extraction_max_receive_count),
                 "MEMORY_TRANSCRIPT_TTL_DAYS": str(self.config.transcript_ttl_days),

@@ -1,6 +1,7 @@
 """Alarms on what the design promises: no lost extraction (DLQ), erasure that
 finishes verified and in time, retrieval inside its latency budget, and
-functions that do not error. They notify one encrypted SNS topic."""
+functions that do not error, and database connections the proxy can share. They notify one
+encrypted SNS topic."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_rds as rds
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
@@ -38,6 +40,7 @@ class Monitoring(Construct):
         dead_letter_queue: sqs.IQueue,
         erasure_state_machine: sfn.IStateMachine,
         retrieval_function: str = "retrieve",
+        database_proxy: rds.IDatabaseProxy | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.key = kms.Key(
@@ -104,6 +107,23 @@ class Monitoring(Construct):
             description="An API call ended in a 500 (custom metric): Lambda's Errors metric does not count a "
             "handled 500, so the per-function Errors alarms miss it.",
         )
+        if database_proxy is not None:
+            self._alarm(
+                "DatabaseSessionsPinned",
+                cw.Metric(
+                    namespace="AWS/RDS",
+                    metric_name="DatabaseConnectionsCurrentlySessionPinned",
+                    dimensions_map={"ProxyName": database_proxy.db_proxy_name},
+                    period=five_minutes,
+                    statistic="Maximum",
+                ),
+                threshold=1,
+                evaluation_periods=3,
+                datapoints_to_alarm=3,
+                description="RDS Proxy has kept database connections pinned to clients for 15 minutes: "
+                "something set session state (a SET, a named prepared statement), so the proxy cannot "
+                "share connections and Lambda concurrency will exhaust the database's connections.",
+            )
         if retrieval_function in functions:
             self._alarm(
                 "RetrievalLatencyP95",

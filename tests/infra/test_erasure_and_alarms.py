@@ -116,6 +116,19 @@ def test_alarm_on_api_calls_that_end_in_a_500(synthesized: Any) -> None:
     assert found[0]["Dimensions"] == [{"Name": "service", "Value": "agent-memory"}]
 
 
+def test_alarm_on_database_connections_pinned_by_the_proxy(synthesized: Any) -> None:
+    # A pinned connection cannot be shared: with Lambda's concurrency that exhausts the database.
+    (proxy_id,) = synthesized.resources("AWS::RDS::DBProxy")
+    found = [
+        a for a in alarms(synthesized) if a.get("MetricName") == "DatabaseConnectionsCurrentlySessionPinned"
+    ]
+    assert len(found) == 1
+    assert found[0]["Namespace"] == "AWS/RDS"
+    assert [d["Name"] for d in found[0]["Dimensions"]] == ["ProxyName"]
+    assert proxy_id in refs_in(found[0]["Dimensions"])
+    assert found[0]["Threshold"] == 1
+
+
 def test_alarm_on_retrieval_p95_over_budget(synthesized: Any) -> None:
     retrieve = next(s for s in FUNCTIONS if s.name == "retrieve")
     functions = synthesized.resources("AWS::Lambda::Function")

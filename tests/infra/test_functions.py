@@ -102,6 +102,8 @@ def test_function_follows_its_spec(synthesized: Any, spec: FunctionSpec) -> None
             "MEMORY_EMBEDDING_DIM",
         } <= env.keys()
         assert "VpcConfig" in props, "functions that reach the database run in the VPC"
+        # They reach it through RDS Proxy: a named prepared statement would pin the connection.
+        assert env["MEMORY_DATABASE_PREPARED_STATEMENTS"] == "false"
     else:
         assert "VpcConfig" not in props
     expected_env = {
@@ -113,6 +115,19 @@ def test_function_follows_its_spec(synthesized: Any, spec: FunctionSpec) -> None
     }
     for permission, variable in expected_env.items():
         assert (variable in env) == (permission in spec.permissions), f"{spec.name}: {variable}"
+
+
+def test_the_functions_prepared_statements_setting_reaches_the_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the variable as the stack writes it
+    from agent_memory.config import Settings
+
+    monkeypatch.setenv("MEMORY_DATABASE_PREPARED_STATEMENTS", "false")
+    # Then the service reads it as off (a misspelt name would leave the default, on)
+    assert Settings().database_prepared_statements is False
+    monkeypatch.delenv("MEMORY_DATABASE_PREPARED_STATEMENTS")
+    assert Settings().database_prepared_statements is True
 
 
 def test_tracing_is_active_on_every_function(synthesized: Any) -> None:

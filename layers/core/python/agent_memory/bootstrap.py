@@ -177,7 +177,11 @@ def build_container(
     # With a rotated secret the pool asks for a fresh connection string on every new connection.
     conninfo: Any = (lambda: secret_database_url(settings)) if settings.database_secret_arn else url
     db = Database(
-        conninfo, app_role=settings.app_role, min_size=settings.pool_min_size, max_size=settings.pool_max_size
+        conninfo,
+        app_role=settings.app_role,
+        min_size=settings.pool_min_size,
+        max_size=settings.pool_max_size,
+        prepared_statements=settings.database_prepared_statements,
     )
     db.open()
     _check_dimension(db, settings.embedding_dim)

@@ -26,6 +26,10 @@ class Settings(BaseSettings):
     migrate_on_start: bool = True
     pool_min_size: int = Field(default=1, ge=0)
     pool_max_size: int = Field(default=8, ge=1)
+    # Named server-side prepared statements (psycopg prepares a statement on its 5th run) let the
+    # read path reuse one plan. Behind RDS Proxy they pin each client connection to one database
+    # connection, which ends multiplexing: the stack turns them off there (docs/operations.md).
+    database_prepared_statements: bool = True
 
     # HTTP front (local) and identity.
     port: int = Field(default=8080, validation_alias="PORT", ge=0, le=65535)

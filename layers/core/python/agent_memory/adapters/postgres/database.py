@@ -39,14 +39,21 @@ class Database:
         app_role: str = "memory_app",
         min_size: int = 1,
         max_size: int = 8,
+        prepared_statements: bool = True,
     ) -> None:
         self.url = url
         self.app_role = app_role
+        self.prepared_statements = prepared_statements
+        # prepare_threshold None: every statement stays unnamed, so a connection holds no session
+        # state that a pooling proxy would have to pin it for.
+        connect_kwargs: dict[str, Any] = {"autocommit": False, "row_factory": dict_row}
+        if not prepared_statements:
+            connect_kwargs["prepare_threshold"] = None
         self.pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": False, "row_factory": dict_row},
+            kwargs=connect_kwargs,
             configure=self._configure,
             # A failover or restart leaves dead connections in the pool: test each one as it
             # is handed out rather than fail the caller's transaction (see check_idle_connection).
@@ -85,16 +92,20 @@ class Database:
         than its execution), and the transaction runs in pipeline mode: BEGIN and the tenant setting
         travel with the first query, a write whose result nobody reads travels with the COMMIT, so
         the retrieval makes three round trips instead of six. Only for statements whose best plan
-        does not depend on the parameters.
+        does not depend on the parameters. Without prepared statements (behind RDS Proxy) every
+        statement is planned afresh and only the pipelining remains.
         """
         with self.pool.connection() as conn:
             if reuse_plans:
                 with conn.pipeline(), conn.transaction():
-                    conn.execute(
-                        "SELECT set_config('app.tenant_id', %s, true),"
-                        " set_config('plan_cache_mode', 'force_generic_plan', true)",
-                        (tenant_id,),
-                    )
+                    if self.prepared_statements:
+                        conn.execute(
+                            "SELECT set_config('app.tenant_id', %s, true),"
+                            " set_config('plan_cache_mode', 'force_generic_plan', true)",
+                            (tenant_id,),
+                        )
+                    else:
+                        conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant_id,))
                     yield conn
             else:
                 with conn.transaction():
