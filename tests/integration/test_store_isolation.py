@@ -34,6 +34,24 @@ def test_given_two_tenants_when_a_query_forgets_its_tenant_filter_then_it_still_
     assert {r["tenant_id"] for r in events} == {"tenant-a"}
 
 
+def test_given_the_candidates_function_when_called_with_another_tenant_then_it_sees_nothing(container):
+    # Given subject S-1 in both tenants (the retrieval query runs inside a function since 0011,
+    # which takes the tenant as an argument)
+    remember(container, "tenant-a", "S-1", "Tenant A migrated to the new billing portal")
+    remember(container, "tenant-b", "S-1", "Tenant B asked about invoice exports")
+    call = (
+        "SELECT id FROM memory_retrieval_candidates("
+        "%s, 'S-1', NULL, 'billing portal invoice exports', '{}', now(), 9, NULL, 50)"
+    )
+    with container.db.tenant_transaction("tenant-a") as conn:
+        own = conn.execute(call, ("tenant-a",)).fetchall()
+        # When a caller passes another tenant than its transaction's
+        other = conn.execute(call, ("tenant-b",)).fetchall()
+    # Then row-level security still applies inside it (SECURITY INVOKER): nothing of tenant B
+    assert len(own) >= 1
+    assert other == []
+
+
 def test_given_no_tenant_context_when_querying_then_nothing_is_visible(container):
     remember(container, "tenant-c", "S-2", "Tenant C renewed early")
     with container.db.transaction() as conn:

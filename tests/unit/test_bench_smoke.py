@@ -138,6 +138,10 @@ def test_retrieve_bench_smoke(tmp_path):
         assert r[key] == r[key], key  # present and not NaN
     assert r["floor_rows_median"] == 5
     assert r["load"]["sentence_rows"] > 0  # multi-sentence memories carry sentence vectors, as written
+    # the report shows the plan of the query inside the candidates function, not a function scan
+    plan = "\n".join(r["plans"]["candidates"])
+    assert "on memory_records" in plan and "on memory_sentences" in plan
+    assert "Function Scan on memory_retrieval_candidates" not in plan
 
 
 @pytest.mark.integration

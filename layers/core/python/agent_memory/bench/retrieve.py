@@ -107,16 +107,39 @@ class _Rows:
         return self.rows[0] if self.rows else None
 
 
+CANDIDATES_FUNCTION = "memory_retrieval_candidates"  # migration 0011
+
+
 class ExplainConn(TimedConn):
-    """Sends EXPLAIN (ANALYZE, BUFFERS) of the statement instead and keeps the plan."""
+    """Sends EXPLAIN (ANALYZE, BUFFERS) of the statement instead and keeps the plan. A call of the
+    candidates function is explained as the query inside it: EXPLAIN of the call would show only a
+    function scan. The query between the function's `query:start` and `query:end` markers is
+    prepared with the function's parameter types and run with a generic plan, as the function runs it."""
 
     plan: list[str]
 
     def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+        if isinstance(query, str) and CANDIDATES_FUNCTION + "(" in query:
+            # EXECUTE takes no bind parameters under EXPLAIN: its arguments go as literals
+            import psycopg
+
+            query = psycopg.ClientCursor(self._conn).mogrify(self._as_prepared_body(query), params)
+            params = None
         # EXPLAIN output is text: the plan, not the rows, so the binary flag is not passed on
         rows = self._conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + query, params).fetchall()
         self.plan = [next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows]
         return _Rows([])
+
+    def _as_prepared_body(self, call: str) -> str:
+        row = self._conn.execute(
+            "SELECT prosrc, pg_get_function_identity_arguments(oid) AS args FROM pg_proc WHERE proname = %s",
+            (CANDIDATES_FUNCTION,),
+        ).fetchone()
+        body = row["prosrc"].split("-- query:start", 1)[1].split("-- query:end", 1)[0]
+        types = ", ".join(arg.split(" ", 1)[1] for arg in row["args"].split(", "))
+        self._conn.execute("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
+        self._conn.execute(f"PREPARE bench_candidates ({types}) AS {body}")
+        return "EXECUTE bench_candidates(" + call.split(CANDIDATES_FUNCTION + "(", 1)[1]
 
 
 def candidate_call(

@@ -92,8 +92,9 @@ class Database:
         than its execution), and the transaction runs in pipeline mode: BEGIN and the tenant setting
         travel with the first query, a write whose result nobody reads travels with the COMMIT, so
         the retrieval makes three round trips instead of six. Only for statements whose best plan
-        does not depend on the parameters. Without prepared statements (behind RDS Proxy) every
-        statement is planned afresh and only the pipelining remains.
+        does not depend on the parameters. Without prepared statements (behind RDS Proxy) the other
+        statements are planned afresh; the retrieval query keeps its plan regardless, inside its
+        PL/pgSQL function (migration 0011).
         """
         with self.pool.connection() as conn:
             if reuse_plans:

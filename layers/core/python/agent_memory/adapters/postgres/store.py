@@ -329,63 +329,12 @@ class PostgresTenantSession(LifecycleQueries):
         row's; ranking them in SQL cost 40% of the query (docs/benchmarks.md). Both paths match text by
         the same lexemes, so what is admitted does not depend on the subject's size.
         """
+        # The query is the function `memory_retrieval_candidates` (migration 0011): PL/pgSQL keeps
+        # its plan in the database connection, so it is planned once per connection without a
+        # named prepared statement, which would pin the connection behind RDS Proxy.
         rows = self.conn.execute(
-            """
-            WITH scoped AS MATERIALIZED (
-                SELECT r.id, r.type, r.authority, r.confidence, r.effective_at, r.session_id, r.slot,
-                       r.content_tsv, r.content_tsv::text AS lexemes,
-                       -- what showing a memory needs, read in the same snapshot (JSON as text:
-                       -- parsed only for the chosen few)
-                       r.content, r.category, r.source::text AS source_json, r.value::text AS value_json,
-                       r.expires_at, r.embedding,
-                       1 - (r.embedding <=> %(q)s::vector) AS similarity,
-                       s.sentence_similarity,
-                       (r.type = 'fact' AND r.authority = ANY(%(verified)s)) AS pinned
-                  FROM memory_records r
-                  -- the subject's sentence vectors in one range scan, not one probe per memory
-                  LEFT JOIN (SELECT ms.memory_id, max(1 - (ms.embedding <=> %(q)s::vector)) AS sentence_similarity
-                               FROM memory_sentences ms WHERE ms.tenant_id = %(t)s AND ms.subject_id = %(s)s
-                              GROUP BY ms.memory_id) s ON s.memory_id = r.id
-                 WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
-                   AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
-                   AND r.sensitivity_rank <= %(clr)s
-                   AND (%(types)s::text[] IS NULL OR r.type = ANY(%(types)s))
-            ), size AS (SELECT count(*) AS n FROM scoped),
-            q AS (  -- the query's lexemes, and the same lexemes OR-ed as a query (quoted: not parsed again)
-                SELECT lexemes,
-                       (SELECT string_agg('''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''', ' | ')
-                          FROM unnest(lexemes) l)::tsquery AS tsq
-                  FROM (SELECT (SELECT array_agg(lexeme) FROM unnest(to_tsvector('english', %(qtext)s))) AS lexemes) l
-            )
-            -- a subject with at most n memories in scope: every one that any signal finds is a
-            -- candidate, unranked (the caller ranks them)
-            SELECT id, type, authority, confidence, effective_at, session_id, slot,
-                   similarity, NULL::float8 AS lexical, sentence_similarity, scoped.lexemes, q.lexemes AS query_lexemes,
-                   content, category, source_json, value_json, expires_at, embedding
-              FROM scoped, q
-             WHERE (SELECT n FROM size) <= %(n)s
-               AND (similarity IS NOT NULL OR sentence_similarity IS NOT NULL OR pinned OR content_tsv @@ q.tsq)
-            UNION ALL
-            -- a larger one: the top n by each signal, and up to n verified facts
-            SELECT id, type, authority, confidence, effective_at, session_id, slot,
-                   similarity, lexical, sentence_similarity, c.lexemes, q.lexemes,
-                   content, category, source_json, value_json, expires_at, embedding
-              FROM (
-                SELECT x.*,
-                       row_number() OVER (ORDER BY similarity DESC NULLS LAST, id) AS by_vector,
-                       row_number() OVER (ORDER BY sentence_similarity DESC NULLS LAST, id) AS by_sentence,
-                       row_number() OVER (ORDER BY lexical DESC, id) AS by_text,
-                       row_number() OVER (PARTITION BY pinned ORDER BY id) AS by_pin
-                  FROM (
-                    SELECT scoped.*, coalesce(ts_rank_cd(content_tsv, q.tsq), 0) AS lexical
-                      FROM scoped, q WHERE (SELECT n FROM size) > %(n)s
-                  ) x
-              ) c, q
-             WHERE (similarity IS NOT NULL AND by_vector <= %(n)s)
-                OR (sentence_similarity IS NOT NULL AND by_sentence <= %(n)s)
-                OR (lexical > 0 AND by_text <= %(n)s)
-                OR (pinned AND by_pin <= %(n)s)
-            """,
+            "SELECT * FROM memory_retrieval_candidates("
+            "%(t)s, %(s)s, %(q)s::vector, %(qtext)s, %(verified)s, %(now)s, %(clr)s, %(types)s::text[], %(n)s)",
             {
                 "t": self.tenant_id,
                 "s": subject_id,
