@@ -88,6 +88,12 @@ class MemoryStack(Stack):
             layer=self.layer,
             embedding_model=embedding_model_name(config),
         )
+        # New code never serves before its migration: on a deploy CloudFormation may otherwise
+        # update a function first, and its SQL would meet the old schema (0011 moved the
+        # retrieval query into a function the old schema does not have).
+        for spec in FUNCTIONS:
+            if "database" in spec.permissions:
+                self.functions.functions[spec.name].node.add_dependency(self.migrations.resource)
         self.monitoring = Monitoring(
             self,
             "Monitoring",

@@ -114,6 +114,18 @@ def test_functions_reach_the_database_through_rds_proxy_with_tls(synthesized: An
             assert refs_in(env["MEMORY_DATABASE_HOST"]) == {proxy_id}
 
 
+def test_functions_that_use_the_database_are_updated_only_after_the_migrations(synthesized: Any) -> None:
+    # Otherwise a deploy may serve new SQL against the old schema until the custom resource runs
+    migrations_id, _ = only(synthesized, "Custom::MemoryMigrations")
+    database_functions = 0
+    for function in synthesized.resources("AWS::Lambda::Function").values():
+        env = function["Properties"].get("Environment", {}).get("Variables", {})
+        if "MEMORY_DATABASE_HOST" in env:
+            database_functions += 1
+            assert migrations_id in function.get("DependsOn", []), function["Properties"]["Handler"]
+    assert database_functions >= 5
+
+
 def test_migrations_run_as_a_custom_resource_with_the_embedding_settings(synthesized: Any) -> None:
     config = synthesized.stack.config
     synthesized.template.has_resource_properties(

@@ -157,3 +157,34 @@ def test_lifecycle_bench_smoke(tmp_path):
     assert r["purge"]["expired"] == r["expired"] > 100
     assert r["erasure"]["status"] == "verified" and r["erasure"]["receipt"]["records"] == 50
     assert r["retrieval_idle"]["retrievals"] > 0
+
+
+@pytest.mark.integration
+def test_explaining_the_candidates_function_twice_on_one_connection_leaves_nothing_behind(
+    database_url, embedder, tmp_path
+):
+    # Given a pool of one connection (the explain PREPAREs the function's query, which would outlive
+    # the transaction)
+    from agent_memory.bench.retrieve import ExplainConn, candidate_call
+    from agent_memory.bootstrap import build_container
+    from agent_memory.config import Settings
+
+    settings = Settings(
+        database_url=database_url,
+        data_dir=tmp_path,
+        pool_min_size=1,
+        pool_max_size=1,
+        database_prepared_statements=False,
+    )
+    container = build_container(settings, embedder=embedder)
+    try:
+        vec = np.ones(container.settings.embedding_dim, dtype=np.float32)
+        # When it is explained twice
+        plans = [candidate_call(container, "S", "renewal", vec, 1, ExplainConn)[3].plan for _ in range(2)]
+        # Then both explains work and the connection keeps no prepared statement
+        assert all(any("memory_records" in line for line in plan) for plan in plans)
+        with container.db.pool.connection() as conn:
+            assert conn.execute("SELECT count(*) AS n FROM pg_prepared_statements").fetchone()["n"] == 0
+            conn.rollback()
+    finally:
+        container.close()

@@ -119,14 +119,19 @@ class ExplainConn(TimedConn):
     plan: list[str]
 
     def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
-        if isinstance(query, str) and CANDIDATES_FUNCTION + "(" in query:
+        prepared = isinstance(query, str) and CANDIDATES_FUNCTION + "(" in query
+        if prepared:
             # EXECUTE takes no bind parameters under EXPLAIN: its arguments go as literals
             import psycopg
 
             query = psycopg.ClientCursor(self._conn).mogrify(self._as_prepared_body(query), params)
             params = None
-        # EXPLAIN output is text: the plan, not the rows, so the binary flag is not passed on
-        rows = self._conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + query, params).fetchall()
+        try:
+            # EXPLAIN output is text: the plan, not the rows, so the binary flag is not passed on
+            rows = self._conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + query, params).fetchall()
+        finally:
+            if prepared:  # a PREPARE outlives the transaction: never leave it on a pooled connection
+                self._conn.execute("DEALLOCATE bench_candidates")
         self.plan = [next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows]
         return _Rows([])
 

@@ -2,6 +2,8 @@
 
 Redelivery is safe: a processed session is skipped, and every candidate is
 written with an idempotency key derived from the session and its position.
+Two deliveries at once both extract, but only the first to finish records the
+outcome and its audit events.
 """
 
 from __future__ import annotations
@@ -87,6 +89,9 @@ class ExtractionWorker:
     def _fail(self, tenant_id: str, session_id: str, reason: str) -> None:
         logger.warning("session extraction failed", extra={"session_id": session_id, "reason": reason})
         with self.store.tenant(tenant_id) as s:
+            current = s.get_session(session_id, for_update=True)
+            if current is not None and current["status"] == "processed":
+                return  # another delivery of the same message finished it meanwhile
             s.update_session(session_id, status="failed", failure_reason=reason[:500])
 
     def _extract_and_write(self, tenant_id: str, session_id: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -124,12 +129,12 @@ class ExtractionWorker:
                 field = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "candidate"
                 if field.split(".")[0] in _FROM_THE_SESSION:  # every candidate would fail alike
                     raise PermanentFailure(f"session cannot be stored: {field}") from exc
-                invalid.append((index, field))  # one unusable candidate never fails the session's others
+                invalid.append((index, _field_name(field)))  # one unusable candidate never fails the others
         for index, decision in zip(
             written, self.gateway.write_many(principal, writes, refuse_invalid=True), strict=True
         ):
             if decision.refused is not None:
-                invalid.append((index, decision.refused))
+                invalid.append((index, _field_name(decision.refused)))
                 continue
             counts[decision.decision.value] += 1
             if decision.memory is not None and decision.decision is not Decision.REJECTED:
@@ -153,6 +158,11 @@ class ExtractionWorker:
             )
         }
         with self.store.tenant(tenant_id) as s:
+            # SQS may hand the same message to two workers at once: the one that finishes second
+            # must not record the outcome (and its audit events, which no key deduplicates) again.
+            current = s.get_session(session_id, for_update=True)
+            if current is not None and current["status"] == "processed":
+                return {"status": "processed", "skipped": True}
             # A refused candidate has no record to carry a rejection event: the audit trail gets
             # one anyway, with where it came from and the field that refused it (never its text).
             s.append_events(
@@ -205,3 +215,9 @@ class ExtractionWorker:
             actor=cand.speaker.value,
             flags=["untrusted_instruction"] if "untrusted_instruction" in cand.flags else [],
         )
+
+
+def _field_name(field: str) -> str:
+    """The field that refused a candidate, as logged and audited: a path into `value` names keys the
+    candidate chose, which are its content, so only `value` is kept."""
+    return "value" if field == "value" or field.startswith(("value.", "value[")) else field[:100]
