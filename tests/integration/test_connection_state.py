@@ -10,7 +10,7 @@ import pytest
 
 from agent_memory.domain.enums import Role
 from agent_memory.domain.records import MemoryWrite, Principal
-from agent_memory.services.retrieval import RetrieveRequest
+from agent_memory.services.retrieval import ResolutionSearchRequest, RetrieveRequest
 
 pytestmark = pytest.mark.integration
 
@@ -49,11 +49,18 @@ def session_state(container: Any) -> dict[str, Any]:
             (sorted(EMBEDDED_ONLY),),
         ).fetchall()
         tenant = conn.execute("SELECT current_setting('app.tenant_id', true) AS t").fetchone()
+        other = conn.execute(
+            """SELECT (SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory') AS locks,
+                      (SELECT count(*) FROM pg_cursors) AS cursors,
+                      (SELECT count(*) FROM pg_listening_channels()) AS channels,
+                      (SELECT count(*) FROM pg_class WHERE relpersistence = 't') AS temp_tables"""
+        ).fetchone()
         conn.rollback()
     return {
         "prepared": prepared["n"],
         "settings": [r["name"] for r in changed],
         "tenant": tenant["t"] or None,
+        "held": {k: v for k, v in other.items() if v},
     }
 
 
@@ -69,17 +76,32 @@ def test_requests_leave_no_session_state_without_prepared_statements(one_connect
                 source={"kind": "customer_confirmed"},
             ),
         )
-    # When the hot read path runs more often than psycopg's prepare threshold (5)
+    one_connection.gateway.write(  # a slot: its writes take a transaction-level lock
+        AGENT,
+        MemoryWrite(
+            subject_id="S-CONN",
+            type="preference",
+            slot="preference.contact_channel",
+            content="Prefers email for renewal quotes",
+            source={"kind": "customer_confirmed"},
+        ),
+    )
+    # When the hot read path runs more often than psycopg's prepare threshold (5), with the
+    # tenant-wide search (which tunes the HNSW scan) and the nightly purge (locks, sealing)
     for _ in range(8):
         result = one_connection.broker.retrieve(
             AGENT, RetrieveRequest(subject_id="S-CONN", query="renewal quote")
         )
         assert result.memories, "the reads must find what was written"
+        one_connection.broker.search_resolutions(AGENT, ResolutionSearchRequest(query="renewal quote"))
+    one_connection.lifecycle.purge(tenants=[TENANT])
     state = session_state(one_connection)
 
-    # Then the tenant setting and the plan mode ended with each transaction, never with the session
+    # Then the tenant setting, the plan mode and the HNSW settings ended with each transaction,
+    # never with the session; no lock, cursor, channel or temporary table outlived its transaction
     assert state["tenant"] is None
     assert state["settings"] == []
+    assert state["held"] == {}
     # And named prepared statements exist only where the setting allows them
     if one_connection.settings.database_prepared_statements:
         assert state["prepared"] > 0, "the control: prepared statements are visible when on"
