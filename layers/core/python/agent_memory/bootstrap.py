@@ -237,7 +237,11 @@ def _sor_cache_invalidator(sor: SystemOfRecord) -> Any:
     def invalidate(tenant_id: str, subject_id: str) -> int:
         cache = getattr(sor, "cache", None)
         return (
-            cache.invalidate(lambda k: k[1] == tenant_id and k[2] == subject_id) if cache is not None else 0
+            cache.invalidate(
+                lambda k: k[1] == tenant_id and (k[2] == subject_id or k[2].startswith(subject_id + "\x00"))
+            )
+            if cache is not None
+            else 0
         )
 
     return invalidate

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -175,10 +176,14 @@ def cmd_sor_set(args: argparse.Namespace) -> int:
         if "=" not in pair:
             raise SystemExit(f"expected field=value, got {pair!r}")
         k, v = pair.split("=", 1)
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", k):
+            raise SystemExit(f"field names look like plan_tier: got {k!r}")
         try:
             values[k] = json.loads(v)
         except ValueError:
             values[k] = v
+        if values[k] is None or values[k] == "" or isinstance(values[k], dict | list):
+            raise SystemExit(f"{k}: a live value is a string, number or boolean, not {v!r}")
     container = build_container(_settings())
     try:
         if not isinstance(container.system_of_record, LocalSystemOfRecord):

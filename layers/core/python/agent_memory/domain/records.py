@@ -162,12 +162,17 @@ def _depth(value: Any) -> int:
     return depth(value, 1)
 
 
+# What a subject id may look like: written memories only ever carry such ids, and reads refuse
+# others, so an id can never smuggle a line break or a path segment into a context or a URL.
+SUBJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@\-]*$"
+
+
 class MemoryWrite(BaseModel):
     """A candidate memory as a caller (tool, extractor, integration) proposes it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    subject_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@\-]*$")
+    subject_id: str = Field(min_length=1, max_length=200, pattern=SUBJECT_ID_PATTERN)
     type: MemoryType
     category: str | None = Field(default=None, max_length=64)
     slot: str | None = Field(default=None, max_length=128, pattern=r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")

@@ -130,6 +130,11 @@ def _error(
     return status, {"Content-Type": "application/json"}, json.dumps({"error": err}).encode()
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog is 5: a burst of agents' calls (16 at once) was reset
+    request_queue_size = 128
+
+
 def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -175,7 +180,7 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
                 "http", extra={"request": self.requestline, "status": args[1] if len(args) > 1 else None}
             )
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    server = _Server((host, port), Handler)
     server.daemon_threads = True
     return server
 

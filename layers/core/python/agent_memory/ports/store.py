@@ -55,6 +55,7 @@ class RetrievalRow:
     value_json: str
     expires_at: datetime | None
     embedding: np.ndarray | None
+    needs_revalidation: bool = False  # contradicted a live value when last checked
 
     def memory(self) -> RetrievedMemory:
         f = self.facts

@@ -11,16 +11,16 @@ from typing import Any, Protocol
 class LiveValue:
     field: str
     value: Any
-    as_of: datetime
+    as_of: datetime | None  # None: the system of record did not say
 
 
 @dataclass(frozen=True)
 class TicketState:
     ticket_id: str
-    status: str
+    status: str | None
     priority: str | None
     owner: str | None
-    updated_at: datetime
+    updated_at: datetime | None
 
 
 class SystemOfRecordUnavailable(Exception):
@@ -31,4 +31,7 @@ class SystemOfRecord(Protocol):
     name: str
 
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]: ...
-    def ticket(self, tenant_id: str, ticket_id: str) -> TicketState | None: ...
+    def ticket(self, tenant_id: str, subject_id: str, ticket_id: str) -> TicketState | None:
+        """The ticket's live state, or None when it does not exist *for this subject*: another
+        customer's ticket is never shown."""
+        ...

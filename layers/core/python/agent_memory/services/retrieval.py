@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -25,7 +28,8 @@ from agent_memory.domain.ranking import (
     similarity_floor,
     topical_query,
 )
-from agent_memory.domain.records import MemoryRecord, Principal, RetrievedMemory, utcnow
+from agent_memory.domain.records import SUBJECT_ID_PATTERN, MemoryRecord, Principal, RetrievedMemory, utcnow
+from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import MemoryStore, NewEvent, RetrievalRow, TenantSession
@@ -47,9 +51,9 @@ VERIFIED_FACTS_CAP = 20
 class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    subject_id: str = Field(min_length=1, max_length=200)
+    subject_id: str = Field(min_length=1, max_length=200, pattern=SUBJECT_ID_PATTERN)
     query: str = Field(default="", max_length=200_000)
-    ticket_id: str | None = Field(default=None, max_length=200)
+    ticket_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
     types: list[MemoryType] | None = Field(default=None, max_length=7)
@@ -81,6 +85,7 @@ class Retrieval:
     tokens: int
     max_tokens: int
     live_unavailable: bool = False
+    ticket_unavailable: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
     candidates: int = 0
 
@@ -96,6 +101,8 @@ class Retrieval:
         }
         if self.live_unavailable:
             out["live_unavailable"] = True
+        if self.ticket_unavailable:
+            out["ticket_unavailable"] = True
         return out
 
 
@@ -142,41 +149,23 @@ class RetrievalBroker:
                 per_signal=max(CANDIDATES_PER_SIGNAL, top_k * 4),
             )
             timings["db"] = (time.perf_counter() - t1) * 1000
-            result = self._compose(session, principal, request, policy, rows, top_k, max_tokens, now)
-            stale_ids = result.pop("stale_ids")
-            newly_flagged = session.mark_needs_revalidation(stale_ids) if stale_ids else []
-            if newly_flagged:
-                session.append_events(
-                    [
-                        NewEvent(
-                            EventType.UPDATED.value,
-                            principal.sub,
-                            mid,
-                            request.subject_id,
-                            "needs_revalidation_contradicts_live_value",
-                            {"needs_revalidation": True},
-                        )
-                        for mid in newly_flagged
-                    ]
-                )
-            returned_ids = [m["id"] for m in result["memories"]]
-            session.log_retrieval(
-                subject_id=request.subject_id,
-                actor=principal.sub,
-                memory_ids=returned_ids,
-                payload={
-                    "excluded": result["excluded"],
-                    "ticket_id": request.ticket_id,
-                    "live_unavailable": result["live_unavailable"],
-                    "tokens": result["tokens"],
-                },
-            )
+            ranking = self._rank(rows, policy, top_k, now)
+            if not (ranking.owned or request.ticket_id):  # nothing to ask the system of record
+                result = self._compose(principal, request, policy, ranking, top_k, max_tokens, _Live())
+                self._record(session, principal, request, result)
+        if ranking.owned or request.ticket_id:
+            # The system of record is called with no transaction open: a slow answer holds no
+            # database connection, and the local adapter's own connection can never wait on ours.
+            live = self._live(principal, request, ranking)
+            result = self._compose(principal, request, policy, ranking, top_k, max_tokens, live)
+            with self.store.tenant(principal.tenant_id, reuse_plans=True) as session:
+                self._record(session, principal, request, result)
         timings["total"] = (time.perf_counter() - t0) * 1000
         return Retrieval(
             subject_id=request.subject_id,
             max_tokens=max_tokens,
             timings_ms=timings,
-            candidates=len(rows),
+            candidates=ranking.candidates,
             **result,
         )
 
@@ -241,6 +230,82 @@ class RetrievalBroker:
             "max_tokens": max_tokens,
         }
 
+    @staticmethod
+    def _record(
+        session: TenantSession, principal: Principal, request: RetrieveRequest, result: dict[str, Any]
+    ) -> None:
+        """What a retrieval writes: memories found contradicting a live value are flagged (an event
+        each, once), and the access event with the ids returned."""
+        stale = result.pop("stale")
+        newly_flagged = set(session.mark_needs_revalidation(sorted(stale))) if stale else set()
+        if newly_flagged:
+            session.append_events(
+                [
+                    NewEvent(
+                        EventType.UPDATED.value,
+                        principal.sub,
+                        mid,
+                        request.subject_id,
+                        "needs_revalidation_contradicts_live_value",
+                        {"needs_revalidation": True, "field": stale[mid]},
+                    )
+                    for mid in sorted(newly_flagged)
+                ]
+            )
+        session.log_retrieval(
+            subject_id=request.subject_id,
+            actor=principal.sub,
+            memory_ids=[m["id"] for m in result["memories"]],
+            payload={
+                "excluded": result["excluded"],
+                "ticket_id": request.ticket_id,
+                "live_unavailable": result["live_unavailable"],
+                "ticket_unavailable": result["ticket_unavailable"],
+                "tokens": result["tokens"],
+            },
+        )
+
+    def _live(self, principal: Principal, request: RetrieveRequest, ranking: _Ranking) -> _Live:
+        """Live values for the slots the caller's candidates occupy, and the ticket, each asked on
+        its own: one failing never costs the other."""
+        live = _Live()
+        fields = {ranking.owned[c.record.id] for c in ranking.ranked if c.record.id in ranking.owned}
+        if fields:
+            try:
+                values = self.sor.account_values(principal.tenant_id, request.subject_id)
+            except SystemOfRecordUnavailable as exc:
+                live.account_unavailable = True
+                logger.warning("system of record unavailable", extra={"part": "account", "error": str(exc)})
+            else:
+                # Only the fields of memories the caller may see: the rest of the account is not
+                # theirs to read (clearance), and a field with no value asserts nothing.
+                for f in sorted(fields):
+                    lv = values.get(f)
+                    if lv is None or lv.value is None or (isinstance(lv.value, str) and not lv.value.strip()):
+                        continue
+                    if screen_for_instructions(str(lv.value)).flagged:
+                        live.withheld.append(f)
+                        continue
+                    live.values[f] = lv
+                if live.withheld:
+                    logger.warning("instruction-like live values withheld", extra={"fields": live.withheld})
+        if request.ticket_id:
+            try:
+                ticket = self.sor.ticket(principal.tenant_id, request.subject_id, request.ticket_id)
+            except SystemOfRecordUnavailable as exc:
+                live.ticket_unavailable = True
+                logger.warning("system of record unavailable", extra={"part": "ticket", "error": str(exc)})
+            else:
+                shown = (
+                    " ".join(x for x in (ticket.status, ticket.priority, ticket.owner) if x) if ticket else ""
+                )
+                if ticket is not None and screen_for_instructions(shown).flagged:
+                    live.ticket_unavailable = True
+                    logger.warning("instruction-like ticket state withheld")
+                else:
+                    live.ticket = ticket
+        return live
+
     def _embed(self, query: str) -> np.ndarray | None:
         try:
             return self.embedder.embed([query])[0]
@@ -248,22 +313,7 @@ class RetrievalBroker:
             logger.warning("query embedding failed; full-text only", extra={"error": type(exc).__name__})
             return None
 
-    def _compose(
-        self,
-        session: TenantSession,
-        principal: Principal,
-        request: RetrieveRequest,
-        policy: PolicyProfile,
-        rows: list[RetrievalRow],
-        top_k: int,
-        max_tokens: int,
-        now: datetime,
-    ) -> dict[str, Any]:
-        excluded: dict[str, int] = {}
-
-        def exclude(reason: str, n: int = 1) -> None:
-            excluded[reason] = excluded.get(reason, 0) + n
-
+    def _rank(self, rows: list[RetrievalRow], policy: PolicyProfile, top_k: int, now: datetime) -> _Ranking:
         query_tokens = rows[0].query_lexemes or [] if rows else []
         candidates = []
         row_of: dict[str, RetrievalRow] = {}
@@ -278,9 +328,30 @@ class RetrievalBroker:
             )
             row_of[row.facts.id] = row
         ranked = rank_candidates(candidates, now, query_tokens=query_tokens, head=top_k)
-        floor = similarity_floor(self.embedder.name)
-        owned = [c for c in ranked if c.record.slot in policy.sor_slot_fields]
+        owned = {
+            c.record.id: policy.sor_slot_fields[c.record.slot]
+            for c in ranked
+            if c.record.slot in policy.sor_slot_fields
+        }
+        return _Ranking(ranked, row_of, owned, len(rows))
 
+    def _compose(
+        self,
+        principal: Principal,
+        request: RetrieveRequest,
+        policy: PolicyProfile,
+        ranking: _Ranking,
+        top_k: int,
+        max_tokens: int,
+        live: _Live,
+    ) -> dict[str, Any]:
+        excluded: dict[str, int] = {}
+
+        def exclude(reason: str, n: int = 1) -> None:
+            excluded[reason] = excluded.get(reason, 0) + n
+
+        ranked, row_of = ranking.ranked, ranking.row_of
+        floor = similarity_floor(self.embedder.name)
         shown_of: dict[str, RetrievedMemory] = {}
 
         def shown(c: Candidate) -> RetrievedMemory:
@@ -292,46 +363,48 @@ class RetrievalBroker:
             return shown_of[memory_id]
 
         # Freshness gate: memories in slots the system of record owns yield to the live value.
-        live_unavailable = False
-        live_values: dict[str, LiveValue] = {}
-        ticket: TicketState | None = None
-        try:
-            if owned:
-                live_values = self.sor.account_values(principal.tenant_id, request.subject_id)
-            if request.ticket_id:
-                ticket = self.sor.ticket(principal.tenant_id, request.ticket_id)
-        except SystemOfRecordUnavailable as exc:
-            live_unavailable = True
-            logger.warning("system of record unavailable", extra={"error": str(exc)})
-
         overrides: dict[str, list[str]] = {}
-        stale_ids: list[str] = []
+        stale_fields: dict[str, str] = {}
 
         def stale(c: Candidate) -> str | None:
-            slot_field = policy.sor_slot_fields.get(c.record.slot or "")
-            live = live_values.get(slot_field) if slot_field else None
-            if live is not None and contradicts(shown(c), slot_field or "", live.value):
-                overrides.setdefault(live.field, []).append(c.record.id)
-                stale_ids.append(c.record.id)
-                return "stale_vs_live"
+            slot_field = ranking.owned.get(c.record.id)
+            if slot_field is None:
+                return None
+            lv = live.values.get(slot_field)
+            if lv is not None:
+                if contradicts(shown(c), slot_field, lv.value):
+                    overrides.setdefault(lv.field, []).append(c.record.id)
+                    stale_fields[c.record.id] = slot_field
+                    return "stale_vs_live"
+                return None
+            if live.account_unavailable and row_of[c.record.id].needs_revalidation:
+                # Known to contradict the live value when last checked, and not checkable now:
+                # never shown as a fact.
+                return "needs_revalidation"
             return None
 
         chosen = _select(ranked, floor, top_k, VERIFIED_FACTS_CAP, stale)
         for reason, n in chosen.excluded.items():
             exclude(reason, n)
+        if live.withheld:
+            exclude("live_value_withheld", len(live.withheld))
         verified, relevant, supporting, unverified = chosen.buckets
 
         pinned: list[ContextLine] = []
-        if ticket is not None:
-            pinned.append(ContextLine("ticket", "ticket", render_ticket(ticket), pinned=True))
-        for f, lv in sorted(live_values.items()):
-            if f in policy.sor_slot_fields.values():
-                pinned.append(ContextLine(f"live:{f}", "live", render_live(lv), pinned=True))
+        if live.ticket is not None:
+            pinned.append(ContextLine("ticket", "ticket", render_ticket(live.ticket), pinned=True))
+        elif live.ticket_unavailable:
+            pinned.append(ContextLine("ticket", "ticket", TICKET_UNAVAILABLE_LINE, pinned=True))
+        for f, lv in sorted(live.values.items()):
+            pinned.append(ContextLine(f"live:{f}", "live", render_live(lv), pinned=True))
+        if live.account_unavailable:
+            pinned.append(ContextLine("live:unavailable", "live", LIVE_UNAVAILABLE_LINE, pinned=True))
         floor_tokens = minimum_tokens(request.subject_id, pinned)
         if floor_tokens > max_tokens:
             raise InvalidRequest(
                 f"max_tokens {max_tokens} is below the mandatory context ({floor_tokens} tokens: delimiters"
-                + (", live ticket state" if ticket else "")
+                + (", live ticket state" if live.ticket or live.ticket_unavailable else "")
+                + (", live account values" if live.values or live.account_unavailable else "")
                 + ")",
                 field="max_tokens",
             )
@@ -358,10 +431,10 @@ class RetrievalBroker:
             {
                 "field": lv.field,
                 "value": lv.value,
-                "as_of": lv.as_of.isoformat(),
+                "as_of": lv.as_of.isoformat() if lv.as_of else None,
                 "overrides": overrides.get(f, []),
             }
-            for f, lv in sorted(live_values.items())
+            for f, lv in sorted(live.values.items())
         ]
         return {
             "context": assembled.text,
@@ -369,9 +442,29 @@ class RetrievalBroker:
             "memories": memories,
             "live": live_view,
             "excluded": excluded,
-            "live_unavailable": live_unavailable,
-            "stale_ids": stale_ids,
+            "live_unavailable": live.account_unavailable,
+            "ticket_unavailable": live.ticket_unavailable,
+            "stale": stale_fields,
         }
+
+
+@dataclass
+class _Ranking:
+    ranked: list[Candidate]
+    row_of: dict[str, RetrievalRow]
+    owned: dict[str, str]  # memory id -> the system-of-record field its slot maps to
+    candidates: int
+
+
+@dataclass
+class _Live:
+    """What the system of record said, for one retrieval."""
+
+    values: dict[str, LiveValue] = field(default_factory=dict)
+    ticket: TicketState | None = None
+    account_unavailable: bool = False
+    ticket_unavailable: bool = False
+    withheld: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -452,12 +545,35 @@ def render_reusable(r: MemoryRecord) -> str:
 
 
 def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bool:
-    """Does the memory assert a different value than the live one? Unknown counts as stale:
-    the system of record owns the slot."""
+    """Does the memory assert a different value than the live one? Its structured value decides
+    when it has one (numbers as numbers: 12.0 and "1,000" are 12 and 1000). Otherwise its text must
+    name the live value as a whole word or number ("120 seats" does not name 12). Unknown counts
+    as stale: the system of record owns the slot. A text that names the live value among others
+    ("from Enterprise to Basic") still passes; the live value is pinned above it either way."""
     asserted = record.value.get(field_name, record.value.get("value"))
-    if asserted is None:
-        return str(live_value).strip().lower() not in record.content.lower()
-    return str(asserted).strip().lower() != str(live_value).strip().lower()
+    target = _normal(live_value)
+    if asserted is not None:
+        return _normal(asserted) != target
+    text = " ".join(record.content.casefold().split())
+    if isinstance(target, Decimal):
+        return all(_normal(n) != target for n in _NUMBER.findall(text))
+    return re.search(r"(?<!\w)" + re.escape(str(target)) + r"(?!\w)", text) is None
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,_]*(?:\.\d+)?(?![\w])")
+
+
+def _normal(value: Any) -> Decimal | str:
+    """A value as compared: a number as a Decimal (thousands separators removed), text casefolded
+    with its whitespace collapsed."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float) and math.isfinite(value):
+        return Decimal(str(value)).normalize()
+    text = " ".join(str(value).casefold().split())
+    if re.fullmatch(r"\d{1,3}(?:[,_]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", text):
+        return Decimal(text.replace(",", "").replace("_", "")).normalize()
+    return text
 
 
 def _date(dt: datetime | None) -> str:
@@ -483,15 +599,29 @@ def commitment_view(r: RetrievedMemory) -> dict[str, Any]:
     return {k: v.get(k) for k in ("state", "outcome", "owner", "due")}
 
 
+LIVE_TEXT_CHARS = 200  # a live value or ticket field as shown: the budget must always hold them
+LIVE_UNAVAILABLE_LINE = (
+    "- live account values could not be checked now: account facts below are as last recorded, unconfirmed"
+)
+TICKET_UNAVAILABLE_LINE = "- the ticket's live state could not be read now"
+
+
+def _live_text(value: Any) -> str:
+    text = "unknown" if value is None else str(value)
+    return escape_text(text if len(text) <= LIVE_TEXT_CHARS else text[: LIVE_TEXT_CHARS - 1] + "…")
+
+
 def render_ticket(t: TicketState) -> str:
+    when = t.updated_at.isoformat() if t.updated_at else "unknown"
     return (
-        f"- ticket {escape_text(t.ticket_id)}: status={escape_text(t.status)} priority={escape_text(t.priority or '-')}"
-        f" owner={escape_text(t.owner or '-')} last_update={t.updated_at.isoformat()}"
+        f"- ticket {_live_text(t.ticket_id)}: status={_live_text(t.status)} priority={_live_text(t.priority or '-')}"
+        f" owner={_live_text(t.owner or '-')} last_update={when}"
     )
 
 
 def render_live(lv: LiveValue) -> str:
-    return f"- {escape_text(lv.field)} = {escape_text(str(lv.value))} (as of {lv.as_of.isoformat()})"
+    when = lv.as_of.isoformat() if lv.as_of else "unknown"
+    return f"- {_live_text(lv.field)} = {_live_text(lv.value)} (as of {when})"
 
 
 def memory_view(c: Candidate, r: RetrievedMemory, section: str) -> dict[str, Any]:

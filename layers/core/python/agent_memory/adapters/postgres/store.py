@@ -371,6 +371,7 @@ class PostgresTenantSession(LifecycleQueries):
                 value_json=r["value_json"],
                 expires_at=r["expires_at"],
                 embedding=_as_array(r["embedding"]),
+                needs_revalidation=r["needs_revalidation"],
             )
             for r in rows
         ]

@@ -1,21 +1,69 @@
 """The HTTP system of record: GET {base}/tenants/{t}/accounts/{subject} and
-GET {base}/tenants/{t}/tickets/{ticket}, with a timeout and a <= 5 minute cache.
+GET {base}/tenants/{t}/tickets/{ticket}?subject_id={subject}, with a timeout and a <= 5 minute cache.
 
 Account response: {"values": {"plan_tier": {"value": "enterprise", "as_of": "..."}, ...}}
-Ticket response:  {"ticket_id": "...", "status": "...", "priority": "...", "owner": "...", "updated_at": "..."}
+Ticket response:  {"ticket_id": "...", "subject_id": "...", "status": "...", "priority": "...",
+                   "owner": "...", "updated_at": "..."}
+
+An answer is trusted no further than its shape: a malformed one, one larger than MAX_BODY_BYTES,
+one slower than the timeout in all (not per read) and a redirect all count as the system being
+unavailable. A ticket that names another subject is not found: it is never shown to this one.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_memory.adapters.sor.cache import TtlCache
+from agent_memory.observability import logger
 from agent_memory.ports.system_of_record import LiveValue, SystemOfRecordUnavailable, TicketState
+
+MAX_BODY_BYTES = 65_536
+_CHUNK = 8192
+Scalar = str | int | float | bool | None
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    value: Scalar = None
+    as_of: str | None = None
+
+
+class _Account(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    values: dict[str, _Entry] = {}
+
+
+class _Ticket(BaseModel):
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True)
+
+    ticket_id: str | None = None
+    subject_id: str | None = None
+    status: str | None = None
+    priority: str | None = None
+    owner: str | None = None
+    updated_at: str | None = None
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer we did not ask for, and would carry the bearer token elsewhere."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
 
 
 class HttpSystemOfRecord:
@@ -34,10 +82,20 @@ class HttpSystemOfRecord:
     def _get(self, path: str) -> Any | None:
         req = urllib.request.Request(self.base_url + path, headers={"Accept": "application/json"})  # noqa: S310 - scheme checked in __init__
         if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
+            req.add_unredirected_header("Authorization", f"Bearer {self.token}")
+        deadline = time.monotonic() + self.timeout_s
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:  # noqa: S310 - configured https URL
-                return json.loads(resp.read())
+            with _OPENER.open(req, timeout=self.timeout_s) as resp:
+                if resp.status != 200:  # a 3xx the opener did not follow
+                    raise SystemOfRecordUnavailable(f"HTTP {resp.status}")
+                body = bytearray()
+                while chunk := resp.read1(_CHUNK):  # what has arrived: the deadline is checked between reads
+                    body += chunk
+                    if len(body) > MAX_BODY_BYTES:
+                        raise SystemOfRecordUnavailable("answer too large")
+                    if time.monotonic() > deadline:
+                        raise SystemOfRecordUnavailable("answer slower than the timeout")
+                return json.loads(body)
         except urllib.error.HTTPError as err:
             if err.code == 404:
                 return None
@@ -47,38 +105,55 @@ class HttpSystemOfRecord:
 
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]:
         def load() -> dict[str, LiveValue]:
-            q = urllib.parse.quote
-            body = self._get(f"/tenants/{q(tenant_id, safe='')}/accounts/{q(subject_id, safe='')}") or {}
-            out = {}
-            for field, entry in (body.get("values") or {}).items():
-                as_of = _parse_time(entry.get("as_of"))
-                out[field] = LiveValue(field, entry.get("value"), as_of)
-            return out
+            body = self._get(f"/tenants/{_segment(tenant_id)}/accounts/{_segment(subject_id)}")
+            if body is None:
+                return {}
+            account = _parse(_Account, body)
+            return {f: LiveValue(f, e.value, _parse_time(e.as_of)) for f, e in account.values.items()}
 
         return self.cache.get_or_load(("acct", tenant_id, subject_id), load)  # type: ignore[no-any-return]
 
-    def ticket(self, tenant_id: str, ticket_id: str) -> TicketState | None:
+    def ticket(self, tenant_id: str, subject_id: str, ticket_id: str) -> TicketState | None:
         def load() -> TicketState | None:
-            q = urllib.parse.quote
-            body = self._get(f"/tenants/{q(tenant_id, safe='')}/tickets/{q(ticket_id, safe='')}")
-            if not body:
+            if ticket_id in (".", ".."):  # a path segment a proxy would resolve, never a ticket
+                return None
+            query = urllib.parse.urlencode({"subject_id": subject_id})
+            body = self._get(f"/tenants/{_segment(tenant_id)}/tickets/{_segment(ticket_id)}?{query}")
+            if body is None:
+                return None
+            t = _parse(_Ticket, body)
+            if t.subject_id is not None and t.subject_id != subject_id:
+                logger.warning("system of record ticket belongs to another subject; not shown")
                 return None
             return TicketState(
-                ticket_id=str(body.get("ticket_id") or ticket_id),
-                status=str(body.get("status")),
-                priority=body.get("priority"),
-                owner=body.get("owner"),
-                updated_at=_parse_time(body.get("updated_at")),
+                ticket_id=t.ticket_id or ticket_id,
+                status=t.status,
+                priority=t.priority,
+                owner=t.owner,
+                updated_at=_parse_time(t.updated_at),
             )
 
-        return self.cache.get_or_load(("ticket", tenant_id, ticket_id), load)  # type: ignore[no-any-return]
+        return self.cache.get_or_load(("ticket", tenant_id, f"{subject_id}\x00{ticket_id}"), load)  # type: ignore[no-any-return]
 
 
-def _parse_time(raw: Any) -> datetime:
-    if isinstance(raw, str):
+def _segment(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
+
+
+def _parse(model: type[M], body: Any) -> M:
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})[:5]
+        raise SystemOfRecordUnavailable(f"malformed answer: {', '.join(fields) or 'body'}") from exc
+
+
+def _parse_time(raw: str | None) -> datetime | None:
+    """The time the system of record gave, or None: never a made-up `now`."""
+    if raw:
         try:
             dt = datetime.fromisoformat(raw.replace("Z", "+00:00"))
             return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
         except ValueError:
-            pass
-    return datetime.now(UTC)
+            return None
+    return None

@@ -25,17 +25,17 @@ class LocalSystemOfRecord:
 
         return self.cache.get_or_load(("acct", tenant_id, subject_id), load)  # type: ignore[return-value]
 
-    def ticket(self, tenant_id: str, ticket_id: str) -> TicketState | None:
+    def ticket(self, tenant_id: str, subject_id: str, ticket_id: str) -> TicketState | None:
         def load() -> TicketState | None:
             with self.db.tenant_transaction(tenant_id) as conn:
                 r = conn.execute(
                     "SELECT ticket_id, status, priority, owner, updated_at FROM sor_tickets"
-                    " WHERE tenant_id = %s AND ticket_id = %s",
-                    (tenant_id, ticket_id),
+                    " WHERE tenant_id = %s AND ticket_id = %s AND subject_id = %s",
+                    (tenant_id, ticket_id, subject_id),
                 ).fetchone()
             return TicketState(**r) if r else None
 
-        return self.cache.get_or_load(("ticket", tenant_id, ticket_id), load)  # type: ignore[return-value]
+        return self.cache.get_or_load(("ticket", tenant_id, f"{subject_id}\x00{ticket_id}"), load)  # type: ignore[return-value]
 
     def set_values(self, tenant_id: str, subject_id: str, values: dict[str, object]) -> None:
         from psycopg.types.json import Jsonb

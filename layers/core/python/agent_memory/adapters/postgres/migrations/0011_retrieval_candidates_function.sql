@@ -14,7 +14,7 @@ CREATE FUNCTION memory_retrieval_candidates(
     id text, type text, authority text, confidence real, effective_at timestamptz, session_id text,
     slot text, similarity double precision, lexical double precision, sentence_similarity double precision,
     lexemes text, query_lexemes text[], content text, category text, source_json text, value_json text,
-    expires_at timestamptz, embedding vector
+    expires_at timestamptz, embedding vector, needs_revalidation boolean
 )
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode = force_generic_plan
@@ -30,7 +30,7 @@ WITH scoped AS MATERIALIZED (
            -- what showing a memory needs, read in the same snapshot (JSON as text: parsed only
            -- for the chosen few)
            r.content, r.category, r.source::text AS source_json, r.value::text AS value_json,
-           r.expires_at, r.embedding,
+           r.expires_at, r.embedding, r.needs_revalidation,
            1 - (r.embedding <=> $3) AS similarity,
            s.sentence_similarity,
            (r.type = 'fact' AND r.authority = ANY($5)) AS pinned
@@ -54,7 +54,8 @@ q AS (  -- the query's lexemes, and the same lexemes OR-ed as a query (quoted: n
 -- unranked (the caller ranks them)
 SELECT sc.id, sc.type, sc.authority, sc.confidence, sc.effective_at, sc.session_id, sc.slot,
        sc.similarity, NULL::float8 AS lexical, sc.sentence_similarity, sc.lexemes, q.lexemes,
-       sc.content, sc.category, sc.source_json, sc.value_json, sc.expires_at, sc.embedding
+       sc.content, sc.category, sc.source_json, sc.value_json, sc.expires_at, sc.embedding,
+       sc.needs_revalidation
   FROM scoped sc, q
  WHERE (SELECT n FROM size) <= $9
    AND (sc.similarity IS NOT NULL OR sc.sentence_similarity IS NOT NULL OR sc.pinned OR sc.content_tsv @@ q.tsq)
@@ -62,7 +63,8 @@ UNION ALL
 -- a larger one: the top n by each signal, and up to n verified facts
 SELECT c.id, c.type, c.authority, c.confidence, c.effective_at, c.session_id, c.slot,
        c.similarity, c.lexical, c.sentence_similarity, c.lexemes, q.lexemes,
-       c.content, c.category, c.source_json, c.value_json, c.expires_at, c.embedding
+       c.content, c.category, c.source_json, c.value_json, c.expires_at, c.embedding,
+       c.needs_revalidation
   FROM (
     SELECT x.*,
            row_number() OVER (ORDER BY x.similarity DESC NULLS LAST, x.id) AS by_vector,

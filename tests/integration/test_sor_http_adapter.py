@@ -1,0 +1,161 @@
+"""The HTTP system-of-record adapter against a real local HTTP server (pytest-httpserver): an answer
+is trusted no further than its shape, its size, its time and its address."""
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+from werkzeug.wrappers import Response
+
+from agent_memory.adapters.sor.http import MAX_BODY_BYTES, HttpSystemOfRecord
+from agent_memory.ports.system_of_record import SystemOfRecordUnavailable
+
+pytestmark = pytest.mark.integration
+
+TICKET_PATH = "/tenants/t/tickets/T-1"
+
+
+def sor_for(httpserver, **kw):
+    kw.setdefault("cache_seconds", 0)
+    return HttpSystemOfRecord(httpserver.url_for(""), **kw)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [1, 2, 3],
+        "just a string",
+        {"values": ["plan_tier", "enterprise"]},
+        {"values": {"plan_tier": "enterprise"}},  # a bare value instead of {"value", "as_of"}
+        {"values": {"plan_tier": None}},
+        {"values": {"plan_tier": {"value": {"nested": "object"}}}},
+    ],
+)
+def test_a_malformed_account_answer_is_unavailable(httpserver, body):
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_json(body)
+    with pytest.raises(SystemOfRecordUnavailable, match="malformed"):
+        sor_for(httpserver).account_values("t", "S")
+
+
+@pytest.mark.parametrize("body", [[1, 2], "x", 42, {"status": {"name": "open"}}])
+def test_a_malformed_ticket_answer_is_unavailable(httpserver, body):
+    httpserver.expect_request(TICKET_PATH).respond_with_json(body)
+    with pytest.raises(SystemOfRecordUnavailable, match="malformed"):
+        sor_for(httpserver).ticket("t", "S", "T-1")
+
+
+def test_a_numeric_priority_is_text_and_missing_fields_are_not_invented(httpserver):
+    httpserver.expect_request(TICKET_PATH).respond_with_json({"priority": 2})
+    t = sor_for(httpserver).ticket("t", "S", "T-1")
+    assert t is not None
+    assert (t.priority, t.status, t.updated_at) == ("2", None, None)  # never "None", never "now"
+
+
+def test_the_ticket_is_asked_for_the_subject_and_another_subjects_ticket_is_not_found(httpserver):
+    httpserver.expect_request(TICKET_PATH, query_string={"subject_id": "S"}).respond_with_json(
+        {"subject_id": "SOMEONE-ELSE", "status": "open"}
+    )
+    assert sor_for(httpserver).ticket("t", "S", "T-1") is None
+
+
+def test_a_redirect_is_unavailable_and_never_carries_the_token(httpserver):
+    from pytest_httpserver import HTTPServer
+
+    other = HTTPServer(host="127.0.0.1", port=0)
+    other.start()
+    try:
+        other.expect_request("/steal").respond_with_json({"values": {}})
+        httpserver.expect_request("/tenants/t/accounts/S").respond_with_response(
+            Response(status=302, headers={"Location": other.url_for("/steal")})
+        )
+        with pytest.raises(SystemOfRecordUnavailable):
+            sor_for(httpserver, token="s3cr3t-sor-token").account_values("t", "S")
+        assert other.log == []
+    finally:
+        other.clear()
+        other.stop()
+
+
+def _trickle_server(delay: float, size: int) -> tuple[socket.socket, int]:
+    """An HTTP server that answers at once, then sends its body one byte every `delay` seconds."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        conn.recv(65536)
+        body = b'{"values": {}}' + b" " * (size - 14)
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+        )
+        try:
+            for i in range(len(body)):
+                conn.sendall(body[i : i + 1])
+                time.sleep(delay)
+        except OSError:
+            pass  # the client gave up, as it should
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, srv.getsockname()[1]
+
+
+def test_the_timeout_bounds_the_whole_answer_not_each_read():
+    # Given a server whose every byte arrives within the timeout, but the whole body takes 4 s
+    srv, port = _trickle_server(delay=0.2, size=20)
+    sor = HttpSystemOfRecord(f"http://127.0.0.1:{port}", timeout_s=0.5, cache_seconds=0)
+    t0 = time.monotonic()
+    with pytest.raises(SystemOfRecordUnavailable, match="slower"):
+        sor.account_values("t", "S")
+    srv.close()
+    # Then the call gave up near its timeout (a bound, generous for a loaded machine, not a speed test)
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_an_answer_larger_than_the_cap_is_unavailable(httpserver):
+    big = {"values": {"plan_tier": {"value": "x" * (MAX_BODY_BYTES + 1)}}}
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_data(
+        json.dumps(big), content_type="application/json"
+    )
+    with pytest.raises(SystemOfRecordUnavailable, match="too large"):
+        sor_for(httpserver).account_values("t", "S")
+
+
+@pytest.mark.parametrize("ticket_id", [".", ".."])
+def test_dot_segment_ticket_ids_are_not_found_and_never_requested(httpserver, ticket_id):
+    assert sor_for(httpserver).ticket("t", "S", ticket_id) is None
+    assert httpserver.log == []
+
+
+def test_the_cache_keeps_tenants_and_subjects_apart(httpserver):
+    for t, tier in (("A", "enterprise"), ("B", "basic")):
+        httpserver.expect_request(f"/tenants/{t}/accounts/S").respond_with_json(
+            {"values": {"plan_tier": {"value": tier, "as_of": "2026-01-01T00:00:00Z"}}}
+        )
+        httpserver.expect_request(f"/tenants/{t}/tickets/T-1").respond_with_json(
+            {"status": f"status-{t}", "updated_at": "2026-01-01T00:00:00Z"}
+        )
+    sor = HttpSystemOfRecord(httpserver.url_for(""), cache_seconds=300)
+    assert sor.account_values("A", "S")["plan_tier"].value == "enterprise"
+    assert sor.account_values("B", "S")["plan_tier"].value == "basic"
+    assert sor.ticket("A", "S", "T-1").status == "status-A"
+    assert sor.ticket("B", "S", "T-1").status == "status-B"
+
+
+def test_erasure_drops_the_subjects_account_and_tickets_from_the_cache_only():
+    from agent_memory.adapters.sor.cache import TtlCache
+    from agent_memory.bootstrap import _sor_cache_invalidator
+
+    class Cached:
+        name = "cached"
+        cache: TtlCache = TtlCache(300)
+
+    sor = Cached()
+    keys = [("acct", "A", "S"), ("acct", "B", "S"), ("ticket", "A", "S\x00T-1"), ("ticket", "A", "S2\x00T-1")]
+    for k in keys:
+        sor.cache.get_or_load(k, lambda: 1)
+    assert _sor_cache_invalidator(sor)("A", "S") == 2
+    assert sorted(sor.cache._data) == sorted([("acct", "B", "S"), ("ticket", "A", "S2\x00T-1")])

@@ -1,0 +1,58 @@
+"""Does a memory contradict the live value of its slot? (services.retrieval.contradicts)
+
+When in doubt it says yes: the memory is then withheld and flagged, while the live value is shown
+anyway. The one known miss runs the other way: a text that names the live value among others."""
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_memory.domain.enums import Authority, MemoryType
+from agent_memory.domain.records import RetrievedMemory, Source
+from agent_memory.services.retrieval import contradicts
+
+
+def mem(content, value=None):
+    return RetrievedMemory(
+        id="m",
+        type=MemoryType.FACT,
+        category="ACCOUNT_PROFILE",
+        slot="account.seats",
+        content=content,
+        value=value or {},
+        source=Source(kind="system_of_record"),
+        authority=Authority.SYSTEM_OF_RECORD,
+        confidence=1.0,
+        effective_at=datetime(2026, 1, 1, tzinfo=UTC),
+        expires_at=None,
+        session_id=None,
+    )
+
+
+CASES = [
+    # (content, value, field, live, expected)
+    ("The account has 120 seats.", None, "seats", 12, True),  # substring "12" in "120"
+    # known miss: the text names the live value, among others (the live value is pinned above it)
+    ("Downgraded from Enterprise to Basic.", None, "plan_tier", "enterprise", False),
+    ("Plan is Enterprise.", None, "plan_tier", "enterprise", False),
+    ("Plan is Pro Plus.", None, "plan_tier", "enterprise", True),
+    ("The account has 12 seats.", {"seats": 12.0}, "seats", 12, False),  # 12.0 vs 12
+    ("The account has 1,000 seats.", {"seats": "1,000"}, "seats", 1000, False),
+    ("Twelve seats.", None, "seats", 12, True),  # spelled numbers are not read: withheld, the live 12 shown
+    ("Plan tier is Enterprise.", {"plan_tier": " ENTERPRISE "}, "plan_tier", "enterprise", False),
+    ("Seats: 12", {"seats": "12"}, "seats", 12, False),
+]
+
+
+@pytest.mark.parametrize("content,value,field,live,expected", CASES)
+def test_contradiction_table(content, value, field, live, expected):
+    got = contradicts(mem(content, value), field, live)
+    assert got is expected
+
+
+@given(n=st.integers(min_value=1, max_value=10_000), extra=st.integers(min_value=0, max_value=9))
+def test_a_different_seat_count_in_the_text_always_contradicts(n, extra):
+    other = int(f"{n}{extra}")  # n followed by another digit: a different number containing n
+    assert contradicts(mem(f"The account has {other} seats."), "seats", n)
