@@ -25,7 +25,7 @@ def retrieve(body: RetrieveRequest) -> dict[str, Any]:
     metrics.add_metric(name="RetrievalReturned", unit=MetricUnit.Count, value=len(result.memories))
     for reason, n in result.excluded.items():
         metrics.add_metric(name=f"RetrievalExcluded_{reason}", unit=MetricUnit.Count, value=n)
-    if result.live_unavailable:
+    if result.live_unavailable or result.ticket_unavailable:
         metrics.add_metric(name="SystemOfRecordUnavailable", unit=MetricUnit.Count, value=1)
     return result.public_view()
 

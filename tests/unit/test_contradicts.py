@@ -43,6 +43,12 @@ CASES = [
     ("Twelve seats.", None, "seats", 12, True),  # spelled numbers are not read: withheld, the live 12 shown
     ("Plan tier is Enterprise.", {"plan_tier": " ENTERPRISE "}, "plan_tier", "enterprise", False),
     ("Seats: 12", {"seats": "12"}, "seats", 12, False),
+    ("The account has 40, renewing in May.", None, "seats", 40, False),  # a comma after the number
+    ("Seats: 1,000.", None, "seats", 1000, False),
+    ("Build v12 is deployed.", None, "seats", 12, True),  # a number inside a word is not a number
+    ("Credit balance", {"seats": "-5"}, "seats", -5, False),
+    ("Huge", {"seats": 10**400}, "seats", 10**400, False),  # no float conversion to overflow
+    ("Huge", {"seats": 10**400}, "seats", 12, True),
 ]
 
 

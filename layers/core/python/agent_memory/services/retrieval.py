@@ -8,7 +8,7 @@ import math
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -67,7 +67,11 @@ class ResolutionSearchRequest(BaseModel):
     query: str = Field(max_length=200_000)
     top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
     subject_id: str | None = Field(
-        default=None, min_length=1, max_length=200, description="the customer being served (access log only)"
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=SUBJECT_ID_PATTERN,
+        description="the customer being served (access log only)",
     )
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
 
@@ -86,6 +90,7 @@ class Retrieval:
     max_tokens: int
     live_unavailable: bool = False
     ticket_unavailable: bool = False
+    ticket_not_found: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
     candidates: int = 0
 
@@ -103,6 +108,8 @@ class Retrieval:
             out["live_unavailable"] = True
         if self.ticket_unavailable:
             out["ticket_unavailable"] = True
+        if self.ticket_not_found:
+            out["ticket_not_found"] = True
         return out
 
 
@@ -237,7 +244,23 @@ class RetrievalBroker:
         """What a retrieval writes: memories found contradicting a live value are flagged (an event
         each, once), and the access event with the ids returned."""
         stale = result.pop("stale")
+        agreeing = result.pop("revalidated")
         newly_flagged = set(session.mark_needs_revalidation(sorted(stale))) if stale else set()
+        cleared = session.clear_needs_revalidation(sorted(agreeing)) if agreeing else []
+        if cleared:
+            session.append_events(
+                [
+                    NewEvent(
+                        EventType.UPDATED.value,
+                        principal.sub,
+                        mid,
+                        request.subject_id,
+                        "revalidated_agrees_with_live_value",
+                        {"needs_revalidation": False, "field": agreeing[mid]},
+                    )
+                    for mid in cleared
+                ]
+            )
         if newly_flagged:
             session.append_events(
                 [
@@ -261,6 +284,7 @@ class RetrievalBroker:
                 "ticket_id": request.ticket_id,
                 "live_unavailable": result["live_unavailable"],
                 "ticket_unavailable": result["ticket_unavailable"],
+                "ticket_not_found": result["ticket_not_found"],
                 "tokens": result["tokens"],
             },
         )
@@ -299,11 +323,13 @@ class RetrievalBroker:
                 shown = (
                     " ".join(x for x in (ticket.status, ticket.priority, ticket.owner) if x) if ticket else ""
                 )
-                if ticket is not None and screen_for_instructions(shown).flagged:
+                if ticket is None:
+                    live.ticket_not_found = True  # an answer, not an outage: none for this customer
+                elif screen_for_instructions(shown).flagged:
                     live.ticket_unavailable = True
                     logger.warning("instruction-like ticket state withheld")
-                else:
-                    live.ticket = ticket
+                else:  # shown under the id the caller asked for, whatever the answer called it
+                    live.ticket = replace(ticket, ticket_id=request.ticket_id)
         return live
 
     def _embed(self, query: str) -> np.ndarray | None:
@@ -365,6 +391,7 @@ class RetrievalBroker:
         # Freshness gate: memories in slots the system of record owns yield to the live value.
         overrides: dict[str, list[str]] = {}
         stale_fields: dict[str, str] = {}
+        revalidated: dict[str, str] = {}
 
         def stale(c: Candidate) -> str | None:
             slot_field = ranking.owned.get(c.record.id)
@@ -376,8 +403,11 @@ class RetrievalBroker:
                     overrides.setdefault(lv.field, []).append(c.record.id)
                     stale_fields[c.record.id] = slot_field
                     return "stale_vs_live"
+                if row_of[c.record.id].needs_revalidation:
+                    revalidated[c.record.id] = slot_field
                 return None
-            if live.account_unavailable and row_of[c.record.id].needs_revalidation:
+            unchecked = live.account_unavailable or slot_field in live.withheld
+            if unchecked and row_of[c.record.id].needs_revalidation:
                 # Known to contradict the live value when last checked, and not checkable now:
                 # never shown as a fact.
                 return "needs_revalidation"
@@ -393,18 +423,25 @@ class RetrievalBroker:
         pinned: list[ContextLine] = []
         if live.ticket is not None:
             pinned.append(ContextLine("ticket", "ticket", render_ticket(live.ticket), pinned=True))
-        elif live.ticket_unavailable:
-            pinned.append(ContextLine("ticket", "ticket", TICKET_UNAVAILABLE_LINE, pinned=True))
         for f, lv in sorted(live.values.items()):
             pinned.append(ContextLine(f"live:{f}", "live", render_live(lv), pinned=True))
-        if live.account_unavailable:
-            pinned.append(ContextLine("live:unavailable", "live", LIVE_UNAVAILABLE_LINE, pinned=True))
+        # Notes on what could not be read: shown when the budget allows, never the reason to refuse
+        # a budget that holds the context itself.
+        notes: list[ContextLine] = []
+        if live.ticket_unavailable:
+            notes.append(ContextLine("ticket:note", "ticket", TICKET_UNAVAILABLE_LINE, pinned=True))
+        elif live.ticket_not_found:
+            notes.append(ContextLine("ticket:note", "ticket", TICKET_NOT_FOUND_LINE, pinned=True))
+        if live.account_unavailable or live.withheld:
+            notes.append(ContextLine("live:note", "live", LIVE_UNAVAILABLE_LINE, pinned=True))
+        if notes and minimum_tokens(request.subject_id, pinned + notes) <= max_tokens:
+            pinned = pinned + notes
         floor_tokens = minimum_tokens(request.subject_id, pinned)
         if floor_tokens > max_tokens:
             raise InvalidRequest(
                 f"max_tokens {max_tokens} is below the mandatory context ({floor_tokens} tokens: delimiters"
-                + (", live ticket state" if live.ticket or live.ticket_unavailable else "")
-                + (", live account values" if live.values or live.account_unavailable else "")
+                + (", live ticket state" if live.ticket else "")
+                + (", live account values" if live.values else "")
                 + ")",
                 field="max_tokens",
             )
@@ -444,7 +481,9 @@ class RetrievalBroker:
             "excluded": excluded,
             "live_unavailable": live.account_unavailable,
             "ticket_unavailable": live.ticket_unavailable,
+            "ticket_not_found": live.ticket_not_found,
             "stale": stale_fields,
+            "revalidated": revalidated,
         }
 
 
@@ -464,6 +503,7 @@ class _Live:
     ticket: TicketState | None = None
     account_unavailable: bool = False
     ticket_unavailable: bool = False
+    ticket_not_found: bool = False
     withheld: list[str] = field(default_factory=list)
 
 
@@ -560,7 +600,7 @@ def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bo
     return re.search(r"(?<!\w)" + re.escape(str(target)) + r"(?!\w)", text) is None
 
 
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,_]*(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,_]\d)")
 
 
 def _normal(value: Any) -> Decimal | str:
@@ -568,10 +608,12 @@ def _normal(value: Any) -> Decimal | str:
     with its whitespace collapsed."""
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, int | float) and math.isfinite(value):
+    if isinstance(value, int):
+        return Decimal(value)  # any size: no float conversion to overflow
+    if isinstance(value, float) and math.isfinite(value):
         return Decimal(str(value)).normalize()
     text = " ".join(str(value).casefold().split())
-    if re.fullmatch(r"\d{1,3}(?:[,_]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", text):
+    if len(text) <= 60 and re.fullmatch(r"[-+]?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?", text):
         return Decimal(text.replace(",", "").replace("_", "")).normalize()
     return text
 
@@ -604,6 +646,7 @@ LIVE_UNAVAILABLE_LINE = (
     "- live account values could not be checked now: account facts below are as last recorded, unconfirmed"
 )
 TICKET_UNAVAILABLE_LINE = "- the ticket's live state could not be read now"
+TICKET_NOT_FOUND_LINE = "- the ticket asked about was not found for this customer"
 
 
 def _live_text(value: Any) -> str:

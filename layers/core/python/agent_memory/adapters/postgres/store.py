@@ -436,6 +436,14 @@ class PostgresTenantSession(LifecycleQueries):
         ).fetchall()
         return [r["id"] for r in rows]
 
+    def clear_needs_revalidation(self, memory_ids: Sequence[str]) -> list[str]:
+        rows = self.conn.execute(
+            """UPDATE memory_records SET needs_revalidation = false
+                WHERE tenant_id = %s AND id = ANY(%s) AND needs_revalidation RETURNING id""",
+            (self.tenant_id, list(memory_ids)),
+        ).fetchall()
+        return [r["id"] for r in rows]
+
     # -- sessions --------------------------------------------------------------
     def get_session(self, session_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
         lock = " FOR UPDATE" if for_update else ""

@@ -12,6 +12,7 @@ unavailable. A ticket that names another subject is not found: it is never shown
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 import urllib.error
@@ -95,12 +96,19 @@ class HttpSystemOfRecord:
                         raise SystemOfRecordUnavailable("answer too large")
                     if time.monotonic() > deadline:
                         raise SystemOfRecordUnavailable("answer slower than the timeout")
-                return json.loads(body)
+                return json.loads(body, parse_constant=_no_constant)
         except urllib.error.HTTPError as err:
             if err.code == 404:
                 return None
             raise SystemOfRecordUnavailable(f"HTTP {err.code}") from err
-        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as exc:
+        except (
+            urllib.error.URLError,
+            http.client.HTTPException,  # a garbled status line, header or chunk
+            TimeoutError,
+            OSError,
+            ValueError,
+            RecursionError,  # JSON nested thousands deep
+        ) as exc:
             raise SystemOfRecordUnavailable(type(exc).__name__) from exc
 
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]:
@@ -134,6 +142,10 @@ class HttpSystemOfRecord:
             )
 
         return self.cache.get_or_load(("ticket", tenant_id, f"{subject_id}\x00{ticket_id}"), load)  # type: ignore[no-any-return]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a value JSON allows")  # NaN and Infinity: Python's json accepts them
 
 
 def _segment(value: str) -> str:
