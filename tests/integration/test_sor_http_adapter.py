@@ -159,3 +159,19 @@ def test_erasure_drops_the_subjects_account_and_tickets_from_the_cache_only():
         sor.cache.get_or_load(k, lambda: 1)
     assert _sor_cache_invalidator(sor)("A", "S") == 2
     assert sorted(sor.cache._data) == sorted([("acct", "B", "S"), ("ticket", "A", "S2\x00T-1")])
+
+
+def test_a_load_overtaken_by_an_erasure_is_not_kept_in_the_cache():
+    # Given a load of a subject's live values that is still running when the subject is erased
+    from agent_memory.adapters.sor.cache import TtlCache
+
+    cache: TtlCache = TtlCache(300)
+
+    def load_while_erased() -> str:
+        cache.invalidate(lambda k: k[2] == "S")  # the erasure runs meanwhile
+        return "values read before the erasure"
+
+    # When the load finishes
+    assert cache.get_or_load(("acct", "A", "S"), load_while_erased) == "values read before the erasure"
+    # Then its result is not cached: the next call asks the system of record again
+    assert cache.get_or_load(("acct", "A", "S"), lambda: "asked again") == "asked again"

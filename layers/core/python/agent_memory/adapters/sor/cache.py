@@ -21,6 +21,7 @@ class TtlCache(Generic[K, V]):
         self.max_entries = max_entries
         self._data: dict[K, tuple[float, V]] = {}
         self._lock = threading.Lock()
+        self._generation = 0  # moves on every invalidation
 
     def get_or_load(self, key: K, load: Callable[[], V]) -> V:
         now = time.monotonic()
@@ -28,15 +29,20 @@ class TtlCache(Generic[K, V]):
             hit = self._data.get(key)
             if hit and now - hit[0] < self.ttl:
                 return hit[1]
+            generation = self._generation
         value = load()
         with self._lock:
-            if len(self._data) >= self.max_entries:
-                self._data.clear()
-            self._data[key] = (now, value)
+            # A load that an invalidation overtook (an erasure, a `memory sor set`) may hold what
+            # was just dropped: it answers this call but is not kept.
+            if generation == self._generation:
+                if len(self._data) >= self.max_entries:
+                    self._data.clear()
+                self._data[key] = (now, value)
         return value
 
     def invalidate(self, predicate: Callable[[K], bool]) -> int:
         with self._lock:
+            self._generation += 1
             doomed = [k for k in self._data if predicate(k)]
             for k in doomed:
                 del self._data[k]
