@@ -225,6 +225,10 @@ def test_a_memory_known_stale_is_not_served_as_a_fact_while_the_system_of_record
     assert r.body["live_unavailable"] is True and m == []
     assert r.body["excluded"].get("needs_revalidation") == 1
     assert "could not be checked" in r.body["context"]
+    # And a live value that says nothing (null) does not confirm it either
+    acct("S-STALE", plan_tier=None)
+    r = retrieve(api, tok, "S-STALE")
+    assert mid not in [m["id"] for m in r.body["memories"]]
     # And once the system of record agrees with the memory again, the flag is cleared, audited
     acct("S-STALE", plan_tier="premium")
     r = retrieve(api, tok, "S-STALE")

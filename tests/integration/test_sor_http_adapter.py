@@ -31,6 +31,7 @@ def sor_for(httpserver, **kw):
         {"values": {"plan_tier": "enterprise"}},  # a bare value instead of {"value", "as_of"}
         {"values": {"plan_tier": None}},
         {"values": {"plan_tier": {"value": {"nested": "object"}}}},
+        None,  # a JSON null is not "not found": only a 404 is
     ],
 )
 def test_a_malformed_account_answer_is_unavailable(httpserver, body):
@@ -39,7 +40,7 @@ def test_a_malformed_account_answer_is_unavailable(httpserver, body):
         sor_for(httpserver).account_values("t", "S")
 
 
-@pytest.mark.parametrize("body", [[1, 2], "x", 42, {"status": {"name": "open"}}])
+@pytest.mark.parametrize("body", [[1, 2], "x", 42, {"status": {"name": "open"}}, None])
 def test_a_malformed_ticket_answer_is_unavailable(httpserver, body):
     httpserver.expect_request(TICKET_PATH).respond_with_json(body)
     with pytest.raises(SystemOfRecordUnavailable, match="malformed"):
@@ -175,3 +176,29 @@ def test_a_load_overtaken_by_an_erasure_is_not_kept_in_the_cache():
     assert cache.get_or_load(("acct", "A", "S"), load_while_erased) == "values read before the erasure"
     # Then its result is not cached: the next call asks the system of record again
     assert cache.get_or_load(("acct", "A", "S"), lambda: "asked again") == "asked again"
+
+
+def test_a_number_too_large_for_a_float_is_unavailable_not_infinity(httpserver):
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_data(
+        '{"values": {"seats": {"value": 1e400}}}', content_type="application/json"
+    )
+    with pytest.raises(SystemOfRecordUnavailable, match="malformed"):
+        sor_for(httpserver).account_values("t", "S")
+
+
+def test_an_answer_about_another_ticket_is_not_found(httpserver):
+    httpserver.expect_request(TICKET_PATH).respond_with_json({"ticket_id": "T-OTHER", "status": "solved"})
+    assert sor_for(httpserver).ticket("t", "S", "T-1") is None
+
+
+def test_a_load_started_earlier_never_replaces_a_later_one():
+    from agent_memory.adapters.sor.cache import TtlCache
+
+    cache: TtlCache = TtlCache(300)
+
+    def slow_old_load() -> str:
+        cache.get_or_load(("acct", "A", "S"), lambda: "new")  # a later load finishes first
+        return "old"
+
+    assert cache.get_or_load(("acct", "A", "S"), slow_old_load) == "old"
+    assert cache.get_or_load(("acct", "A", "S"), lambda: "asked again") == "new"

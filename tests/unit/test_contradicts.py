@@ -49,6 +49,8 @@ CASES = [
     ("Credit balance", {"seats": "-5"}, "seats", -5, False),
     ("Huge", {"seats": 10**400}, "seats", 10**400, False),  # no float conversion to overflow
     ("Huge", {"seats": 10**400}, "seats", 12, True),
+    ("Long", {"seats": "12345678901234567890123456789"}, "seats", 12345678901234567890123456789, False),
+    ("Long", {"seats": "12345678901234567890123456788"}, "seats", 12345678901234567890123456789, True),
 ]
 
 

@@ -406,8 +406,9 @@ class RetrievalBroker:
                 if row_of[c.record.id].needs_revalidation:
                     revalidated[c.record.id] = slot_field
                 return None
-            unchecked = live.account_unavailable or slot_field in live.withheld
-            if unchecked and row_of[c.record.id].needs_revalidation:
+            # No live value confirms it (an outage, a withheld or missing value): a memory known to
+            # have contradicted the system of record stays out.
+            if row_of[c.record.id].needs_revalidation:
                 # Known to contradict the live value when last checked, and not checkable now:
                 # never shown as a fact.
                 return "needs_revalidation"
@@ -434,8 +435,9 @@ class RetrievalBroker:
             notes.append(ContextLine("ticket:note", "ticket", TICKET_NOT_FOUND_LINE, pinned=True))
         if live.account_unavailable or live.withheld:
             notes.append(ContextLine("live:note", "live", LIVE_UNAVAILABLE_LINE, pinned=True))
-        if notes and minimum_tokens(request.subject_id, pinned + notes) <= max_tokens:
-            pinned = pinned + notes
+        for note in sorted(notes, key=lambda n: n.section != "live"):  # the account note matters most
+            if minimum_tokens(request.subject_id, [*pinned, note]) <= max_tokens:
+                pinned.append(note)
         floor_tokens = minimum_tokens(request.subject_id, pinned)
         if floor_tokens > max_tokens:
             raise InvalidRequest(
@@ -611,10 +613,10 @@ def _normal(value: Any) -> Decimal | str:
     if isinstance(value, int):
         return Decimal(value)  # any size: no float conversion to overflow
     if isinstance(value, float) and math.isfinite(value):
-        return Decimal(str(value)).normalize()
+        return Decimal(str(value))  # Decimal compares by value: 12.0 == 12, no rounding to 28 digits
     text = " ".join(str(value).casefold().split())
     if len(text) <= 60 and re.fullmatch(r"[-+]?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?", text):
-        return Decimal(text.replace(",", "").replace("_", "")).normalize()
+        return Decimal(text.replace(",", "").replace("_", ""))
     return text
 
 

@@ -34,7 +34,9 @@ class TtlCache(Generic[K, V]):
         with self._lock:
             # A load that an invalidation overtook (an erasure, a `memory sor set`) may hold what
             # was just dropped: it answers this call but is not kept.
-            if generation == self._generation:
+            current = self._data.get(key)
+            # ... nor one that a later-started load of the same key already replaced
+            if generation == self._generation and (current is None or current[0] <= now):
                 if len(self._data) >= self.max_entries:
                     self._data.clear()
                 self._data[key] = (now, value)

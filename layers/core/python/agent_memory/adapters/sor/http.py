@@ -28,13 +28,14 @@ from agent_memory.observability import logger
 from agent_memory.ports.system_of_record import LiveValue, SystemOfRecordUnavailable, TicketState
 
 MAX_BODY_BYTES = 65_536
+_NOT_FOUND = object()
 _CHUNK = 8192
 Scalar = str | int | float | bool | None
 M = TypeVar("M", bound=BaseModel)
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)  # 1e400 parses as inf
 
     value: Scalar = None
     as_of: str | None = None
@@ -47,7 +48,7 @@ class _Account(BaseModel):
 
 
 class _Ticket(BaseModel):
-    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True)
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True, allow_inf_nan=False)
 
     ticket_id: str | None = None
     subject_id: str | None = None
@@ -80,7 +81,8 @@ class HttpSystemOfRecord:
         self.token = token
         self.cache: TtlCache[tuple[str, str, str], Any] = TtlCache(cache_seconds)
 
-    def _get(self, path: str) -> Any | None:
+    def _get(self, path: str) -> Any:
+        """The parsed answer, or _NOT_FOUND for a 404 (a JSON null is a malformed answer, not that)."""
         req = urllib.request.Request(self.base_url + path, headers={"Accept": "application/json"})  # noqa: S310 - scheme checked in __init__
         if self.token:
             req.add_unredirected_header("Authorization", f"Bearer {self.token}")
@@ -99,7 +101,7 @@ class HttpSystemOfRecord:
                 return json.loads(body, parse_constant=_no_constant)
         except urllib.error.HTTPError as err:
             if err.code == 404:
-                return None
+                return _NOT_FOUND
             raise SystemOfRecordUnavailable(f"HTTP {err.code}") from err
         except (
             urllib.error.URLError,
@@ -114,7 +116,7 @@ class HttpSystemOfRecord:
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]:
         def load() -> dict[str, LiveValue]:
             body = self._get(f"/tenants/{_segment(tenant_id)}/accounts/{_segment(subject_id)}")
-            if body is None:
+            if body is _NOT_FOUND:
                 return {}
             account = _parse(_Account, body)
             return {f: LiveValue(f, e.value, _parse_time(e.as_of)) for f, e in account.values.items()}
@@ -127,11 +129,15 @@ class HttpSystemOfRecord:
                 return None
             query = urllib.parse.urlencode({"subject_id": subject_id})
             body = self._get(f"/tenants/{_segment(tenant_id)}/tickets/{_segment(ticket_id)}?{query}")
-            if body is None:
+            if body is _NOT_FOUND:
                 return None
             t = _parse(_Ticket, body)
-            if t.subject_id is not None and t.subject_id != subject_id:
-                logger.warning("system of record ticket belongs to another subject; not shown")
+            if (t.subject_id is not None and t.subject_id != subject_id) or (
+                t.ticket_id is not None and t.ticket_id != ticket_id
+            ):
+                logger.warning(
+                    "system of record answered with another subject's or ticket's state; not shown"
+                )
                 return None
             return TicketState(
                 ticket_id=t.ticket_id or ticket_id,
