@@ -28,7 +28,11 @@ def route(path, body, status=200, delay=0.0):
 RAW: dict[str, str] = {}  # path -> a raw body, sent as is
 
 
+ARRIVALS: list[tuple[str, float]] = []  # (path, when the request arrived)
+
+
 def _handler(request):
+    ARRIVALS.append((request.path, time.monotonic()))
     if request.path in RAW:
         return Response(RAW[request.path], status=200, content_type="application/json")
     status, body, delay = ROUTES.get(request.path, (404, {"error": "nope"}, 0.0))
@@ -39,7 +43,7 @@ def _handler(request):
 
 @pytest.fixture(scope="module")
 def sor_server():
-    srv = HTTPServer(host="127.0.0.1", port=0)
+    srv = HTTPServer(host="127.0.0.1", port=0, threaded=True)  # answers questions asked at once
     srv.expect_request(re.compile(".*")).respond_with_handler(_handler)
     srv.start()
     yield srv
@@ -496,3 +500,25 @@ def test_the_ticket_line_is_never_dropped_and_the_budget_never_exceeded(api, tok
     ctx = r.body["context"]
     assert "ticket T-BUD: status=waiting on customer" in ctx.splitlines()[3]
     assert r.body["tokens"] <= budget and count_tokens(ctx) <= budget
+
+
+def test_the_account_values_and_the_ticket_are_asked_at_the_same_time(api, tok):
+    # Given a system of record that takes 0.6 s to answer either question
+    write(
+        api,
+        tok,
+        "S-BOTH",
+        slot="account.plan_tier",
+        content="Plan tier is Enterprise.",
+        value={"plan_tier": "enterprise"},
+    )
+    route(f"/tenants/{T}/accounts/S-BOTH", {"values": {"plan_tier": {"value": "enterprise"}}}, delay=0.6)
+    route(f"/tenants/{T}/tickets/T-BOTH", {"ticket_id": "T-BOTH", "status": "open"}, delay=0.6)
+    ARRIVALS.clear()
+    # When a retrieval needs both
+    r = retrieve(api, tok, "S-BOTH", ticket_id="T-BOTH")
+    assert r.status == 200 and "status=open" in r.body["context"] and r.body["live"]
+    # Then the second question arrived while the first was still being answered
+    arrived = {path: at for path, at in ARRIVALS}
+    account_at, ticket_at = arrived[f"/tenants/{T}/accounts/S-BOTH"], arrived[f"/tenants/{T}/tickets/T-BOTH"]
+    assert abs(account_at - ticket_at) < 0.6

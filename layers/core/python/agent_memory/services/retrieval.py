@@ -8,6 +8,7 @@ import math
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
@@ -43,6 +44,8 @@ from agent_memory.services.authorization import require_read
 from agent_memory.services.policies import PolicyRegistry
 
 MAX_QUERY_CHARS = 8000
+# The ticket is asked while the account values are: threads, since both adapters block on I/O.
+_SOR_CALLS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="system-of-record")
 MAX_TOP_K = 50
 CANDIDATES_PER_SIGNAL = 50
 VERIFIED_FACTS_CAP = 20
@@ -291,9 +294,15 @@ class RetrievalBroker:
 
     def _live(self, principal: Principal, request: RetrieveRequest, ranking: _Ranking) -> _Live:
         """Live values for the slots the caller's candidates occupy, and the ticket, each asked on
-        its own: one failing never costs the other."""
+        its own and at the same time: one failing never costs the other, and an outage costs one
+        timeout, not two."""
         live = _Live()
         fields = {ranking.owned[c.record.id] for c in ranking.ranked if c.record.id in ranking.owned}
+        ticket_call = (
+            _SOR_CALLS.submit(self.sor.ticket, principal.tenant_id, request.subject_id, request.ticket_id)
+            if request.ticket_id and fields
+            else None
+        )
         if fields:
             try:
                 values = self.sor.account_values(principal.tenant_id, request.subject_id)
@@ -315,7 +324,11 @@ class RetrievalBroker:
                     logger.warning("instruction-like live values withheld", extra={"fields": live.withheld})
         if request.ticket_id:
             try:
-                ticket = self.sor.ticket(principal.tenant_id, request.subject_id, request.ticket_id)
+                ticket = (
+                    ticket_call.result()
+                    if ticket_call is not None
+                    else self.sor.ticket(principal.tenant_id, request.subject_id, request.ticket_id)
+                )
             except SystemOfRecordUnavailable as exc:
                 live.ticket_unavailable = True
                 logger.warning("system of record unavailable", extra={"part": "ticket", "error": str(exc)})
