@@ -10,7 +10,8 @@ import tempfile
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,26 +76,43 @@ def local_aws() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="module")
-def container(
+def serve_container(
     database_url: str, embedder: Any, local_aws: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Any]:
+) -> Callable[..., AbstractContextManager[Any]]:
+    """Builds the module's container, the one the local front serves, with settings changed by
+    keyword (`with serve_container(sor_url=...) as c`); `container` is it unchanged."""
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.config import Settings
 
-    settings = Settings(
-        database_url=database_url,
-        data_dir=tmp_path_factory.mktemp("data"),
-        jwt_secret="test-secret-" + "x" * 32,
-        pool_max_size=12,
-        aws_endpoint_url=local_aws.endpoint_url,
-        extraction_queue_url=local_aws.queue_url,
-        transcripts_bucket=local_aws.bucket,
-    )
-    c = build_container(settings, embedder=embedder)
-    set_container(c)
-    yield c
-    set_container(None)
-    c.close()
+    @contextmanager
+    def serve(**overrides: Any) -> Iterator[Any]:
+        settings = Settings(
+            **{
+                "database_url": database_url,
+                "data_dir": tmp_path_factory.mktemp("data"),
+                "jwt_secret": "test-secret-" + "x" * 32,
+                "pool_max_size": 12,
+                "aws_endpoint_url": local_aws.endpoint_url,
+                "extraction_queue_url": local_aws.queue_url,
+                "transcripts_bucket": local_aws.bucket,
+                **overrides,
+            }
+        )
+        c = build_container(settings, embedder=embedder)
+        set_container(c)
+        try:
+            yield c
+        finally:
+            set_container(None)
+            c.close()
+
+    return serve
+
+
+@pytest.fixture(scope="module")
+def container(serve_container: Callable[..., AbstractContextManager[Any]]) -> Iterator[Any]:
+    with serve_container() as c:
+        yield c
 
 
 @dataclass

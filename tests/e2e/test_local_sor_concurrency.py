@@ -13,24 +13,10 @@ POOL = 8  # the default of Settings.pool_max_size (`memory serve`)
 
 
 @pytest.fixture(scope="module")
-def container(database_url, embedder, local_aws, tmp_path_factory):
-    from agent_memory.bootstrap import build_container, set_container
-    from agent_memory.config import Settings
-
-    settings = Settings(
-        database_url=database_url,
-        data_dir=tmp_path_factory.mktemp("data"),
-        jwt_secret="test-secret-" + "x" * 32,
-        pool_max_size=POOL,  # `memory serve` default is 8; the deadlock needs >= pool-size concurrent calls
-        aws_endpoint_url=local_aws.endpoint_url,
-        extraction_queue_url=local_aws.queue_url,
-        transcripts_bucket=local_aws.bucket,
-    )
-    c = build_container(settings, embedder=embedder)
-    set_container(c)
-    yield c
-    set_container(None)
-    c.close()
+def container(serve_container):
+    # `memory serve`'s default pool; the hang needed at least pool-size concurrent calls
+    with serve_container(pool_max_size=POOL) as c:
+        yield c
 
 
 def test_concurrent_retrievals_with_the_local_system_of_record_never_wait_on_each_other(api, container):

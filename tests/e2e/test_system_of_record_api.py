@@ -52,28 +52,10 @@ def sor_server():
 
 
 @pytest.fixture(scope="module")
-def container(database_url, embedder, local_aws, tmp_path_factory, sor_server):
-    """As tests/conftest.py, but with the HTTP system of record (cache 0 unless a test says so)."""
-    from agent_memory.bootstrap import build_container, set_container
-    from agent_memory.config import Settings
-
-    settings = Settings(
-        database_url=database_url,
-        data_dir=tmp_path_factory.mktemp("data"),
-        jwt_secret="test-secret-" + "x" * 32,
-        pool_max_size=12,
-        aws_endpoint_url=local_aws.endpoint_url,
-        extraction_queue_url=local_aws.queue_url,
-        transcripts_bucket=local_aws.bucket,
-        sor_url=sor_server.url_for(""),
-        sor_timeout_s=1.0,
-        sor_cache_seconds=0,
-    )
-    c = build_container(settings, embedder=embedder)
-    set_container(c)
-    yield c
-    set_container(None)
-    c.close()
+def container(serve_container, sor_server):
+    """The HTTP system of record (no cache unless a test says so)."""
+    with serve_container(sor_url=sor_server.url_for(""), sor_timeout_s=1.0, sor_cache_seconds=0) as c:
+        yield c
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +78,12 @@ def write(api, tok, subject, **body):
     r = api.post("/v1/memories", body, token=tok["integration"])
     assert r.status in (200, 201), r.body
     return r.body["memory"]["id"]
+
+
+def event_reasons(database_url, memory_id):
+    with psycopg.connect(database_url) as c:
+        rows = c.execute("SELECT reason FROM memory_events WHERE memory_id=%s ORDER BY seq", (memory_id,))
+        return [r[0] for r in rows]
 
 
 def retrieve(api, tok, subject, who="agent", **body):
@@ -217,12 +205,7 @@ def test_a_memory_known_stale_is_not_served_as_a_fact_while_the_system_of_record
     for _ in range(3):
         r = retrieve(api, tok, "S-STALE")
         assert mid not in [m["id"] for m in r.body["memories"]]
-    with psycopg.connect(database_url) as c:
-        n = c.execute(
-            "SELECT count(*) FROM memory_events WHERE memory_id=%s AND reason LIKE 'needs_revalidation%%'",
-            (mid,),
-        ).fetchone()[0]
-    assert n == 1
+    assert event_reasons(database_url, mid).count("needs_revalidation_contradicts_live_value") == 1
     route(f"/tenants/{T}/accounts/S-STALE", {"error": "down"}, status=503)
     r = retrieve(api, tok, "S-STALE")
     m = [m for m in r.body["memories"] if m["id"] == mid]
@@ -238,12 +221,10 @@ def test_a_memory_known_stale_is_not_served_as_a_fact_while_the_system_of_record
     r = retrieve(api, tok, "S-STALE")
     assert mid in [m["id"] for m in r.body["memories"]]
     assert api.get(f"/v1/memories/{mid}", token=tok["agent"]).body["needs_revalidation"] is False
-    with psycopg.connect(database_url) as c:
-        reasons = [
-            row[0]
-            for row in c.execute("SELECT reason FROM memory_events WHERE memory_id=%s ORDER BY seq", (mid,))
-        ]
-    assert reasons[-2:] == ["needs_revalidation_contradicts_live_value", "revalidated_agrees_with_live_value"]
+    assert event_reasons(database_url, mid)[-2:] == [
+        "needs_revalidation_contradicts_live_value",
+        "revalidated_agrees_with_live_value",
+    ]
 
 
 def test_a_ticket_not_found_for_the_customer_is_said_and_a_tiny_budget_still_answers(api, tok):

@@ -22,23 +22,10 @@ EMBEDDED_ONLY = {"role", "session_authorization"}
 
 
 @pytest.fixture(params=[False, True], ids=["behind-proxy", "prepared"])
-def one_connection(
-    request: pytest.FixtureRequest, database_url: str, embedder: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Any]:
+def one_connection(request: pytest.FixtureRequest, serve_container: Any) -> Iterator[Any]:
     """A container whose pool holds exactly one connection, so every request reuses it."""
-    from agent_memory.bootstrap import build_container
-    from agent_memory.config import Settings
-
-    settings = Settings(
-        database_url=database_url,
-        data_dir=tmp_path_factory.mktemp("data"),
-        pool_min_size=1,
-        pool_max_size=1,
-        database_prepared_statements=request.param,
-    )
-    c = build_container(settings, embedder=embedder)
-    yield c
-    c.close()
+    with serve_container(pool_min_size=1, pool_max_size=1, database_prepared_statements=request.param) as c:
+        yield c
 
 
 def session_state(container: Any) -> dict[str, Any]:

@@ -244,13 +244,19 @@ class RetrievalBroker:
     def _record(
         session: TenantSession, principal: Principal, request: RetrieveRequest, result: dict[str, Any]
     ) -> None:
-        """What a retrieval writes: memories found contradicting a live value are flagged (an event
-        each, once), and the access event with the ids returned."""
-        stale = result.pop("stale")
-        agreeing = result.pop("revalidated")
-        newly_flagged = set(session.mark_needs_revalidation(sorted(stale))) if stale else set()
-        cleared = session.clear_needs_revalidation(sorted(agreeing)) if agreeing else []
-        if cleared:
+        """What a retrieval writes: memories found contradicting a live value are flagged, flagged
+        ones found agreeing again are cleared (an event for each change), and the access event
+        with the ids returned."""
+        stale: dict[str, str] = result.pop("stale")  # memory id -> the live field it contradicts
+        agreeing: dict[str, str] = result.pop("revalidated")  # flagged, and now agreeing again
+        changed = [
+            (mid, stale[mid], True, "needs_revalidation_contradicts_live_value")
+            for mid in (session.mark_needs_revalidation(sorted(stale)) if stale else [])
+        ] + [
+            (mid, agreeing[mid], False, "revalidated_agrees_with_live_value")
+            for mid in (session.clear_needs_revalidation(sorted(agreeing)) if agreeing else [])
+        ]
+        if changed:
             session.append_events(
                 [
                     NewEvent(
@@ -258,24 +264,10 @@ class RetrievalBroker:
                         principal.sub,
                         mid,
                         request.subject_id,
-                        "revalidated_agrees_with_live_value",
-                        {"needs_revalidation": False, "field": agreeing[mid]},
+                        reason,
+                        {"needs_revalidation": flagged, "field": field_name},
                     )
-                    for mid in cleared
-                ]
-            )
-        if newly_flagged:
-            session.append_events(
-                [
-                    NewEvent(
-                        EventType.UPDATED.value,
-                        principal.sub,
-                        mid,
-                        request.subject_id,
-                        "needs_revalidation_contradicts_live_value",
-                        {"needs_revalidation": True, "field": stale[mid]},
-                    )
-                    for mid in sorted(newly_flagged)
+                    for mid, field_name, flagged, reason in sorted(changed)
                 ]
             )
         session.log_retrieval(
@@ -297,7 +289,7 @@ class RetrievalBroker:
         its own and at the same time: one failing never costs the other, and an outage costs one
         timeout, not two."""
         live = _Live()
-        fields = {ranking.owned[c.record.id] for c in ranking.ranked if c.record.id in ranking.owned}
+        fields = set(ranking.owned.values())
         ticket_call = (
             _SOR_CALLS.submit(self.sor.ticket, principal.tenant_id, request.subject_id, request.ticket_id)
             if request.ticket_id and fields
@@ -333,12 +325,11 @@ class RetrievalBroker:
                 live.ticket_unavailable = True
                 logger.warning("system of record unavailable", extra={"part": "ticket", "error": str(exc)})
             else:
-                shown = (
-                    " ".join(x for x in (ticket.status, ticket.priority, ticket.owner) if x) if ticket else ""
-                )
                 if ticket is None:
                     live.ticket_not_found = True  # an answer, not an outage: none for this customer
-                elif screen_for_instructions(shown).flagged:
+                elif screen_for_instructions(
+                    " ".join(x for x in (ticket.status, ticket.priority, ticket.owner) if x)
+                ).flagged:
                     live.ticket_unavailable = True
                     logger.warning("instruction-like ticket state withheld")
                 else:  # shown under the id the caller asked for, whatever the answer called it
@@ -422,8 +413,6 @@ class RetrievalBroker:
             # No live value confirms it (an outage, a withheld or missing value): a memory known to
             # have contradicted the system of record stays out.
             if row_of[c.record.id].needs_revalidation:
-                # Known to contradict the live value when last checked, and not checkable now:
-                # never shown as a fact.
                 return "needs_revalidation"
             return None
 

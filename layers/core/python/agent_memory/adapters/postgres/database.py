@@ -96,21 +96,17 @@ class Database:
         statements are planned afresh; the retrieval query keeps its plan regardless, inside its
         PL/pgSQL function (migration 0011).
         """
+        scope = "SELECT set_config('app.tenant_id', %s, true)"
+        if reuse_plans and self.prepared_statements:
+            scope += ", set_config('plan_cache_mode', 'force_generic_plan', true)"
         with self.pool.connection() as conn:
             if reuse_plans:
                 with conn.pipeline(), conn.transaction():
-                    if self.prepared_statements:
-                        conn.execute(
-                            "SELECT set_config('app.tenant_id', %s, true),"
-                            " set_config('plan_cache_mode', 'force_generic_plan', true)",
-                            (tenant_id,),
-                        )
-                    else:
-                        conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant_id,))
+                    conn.execute(scope, (tenant_id,))
                     yield conn
             else:
                 with conn.transaction():
-                    conn.execute("SELECT set_config('app.tenant_id', %s, true)", (tenant_id,))
+                    conn.execute(scope, (tenant_id,))
                     yield conn
 
     @contextmanager
