@@ -53,8 +53,11 @@ def sor_server():
 
 @pytest.fixture(scope="module")
 def container(serve_container, sor_server):
-    """The HTTP system of record (no cache unless a test says so)."""
-    with serve_container(sor_url=sor_server.url_for(""), sor_timeout_s=1.0, sor_cache_seconds=0) as c:
+    """The HTTP system of record (no cache unless a test says so). Several tests make it fail; the
+    breaker must not carry one test's outage into the next (test_sor_outage_api.py tests it)."""
+    with serve_container(
+        sor_url=sor_server.url_for(""), sor_timeout_s=1.0, sor_cache_seconds=0, sor_breaker_failures=1000
+    ) as c:
         yield c
 
 

@@ -109,7 +109,7 @@ def test_the_timeout_bounds_the_whole_answer_not_each_read():
     srv, port = _trickle_server(delay=0.2, size=20)
     sor = HttpSystemOfRecord(f"http://127.0.0.1:{port}", timeout_s=0.5, cache_seconds=0)
     t0 = time.monotonic()
-    with pytest.raises(SystemOfRecordUnavailable, match="slower"):
+    with pytest.raises(SystemOfRecordUnavailable, match="timeout"):
         sor.account_values("t", "S")
     srv.close()
     # Then the call gave up near its timeout (a bound, generous for a loaded machine, not a speed test)
@@ -202,3 +202,127 @@ def test_a_load_started_earlier_never_replaces_a_later_one():
 
     assert cache.get_or_load(("acct", "A", "S"), slow_old_load) == "old"
     assert cache.get_or_load(("acct", "A", "S"), lambda: "asked again") == "new"
+
+
+def _slow_headers_server(delay: float) -> tuple[socket.socket, int]:
+    """An HTTP server that sends its status line and headers one byte every `delay` seconds: each
+    read is quick, the headers never finish in time (the part a body deadline cannot see)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        conn.recv(65536)
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"p" * 40 + b"\r\n"
+        try:
+            for i in range(len(head)):
+                conn.sendall(head[i : i + 1])
+                time.sleep(delay)
+        except OSError:
+            pass
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, srv.getsockname()[1]
+
+
+def test_the_timeout_bounds_the_headers_too():
+    # Given a server whose headers trickle in for 16 s, each byte well within the socket timeout
+    srv, port = _slow_headers_server(delay=0.2)
+    sor = HttpSystemOfRecord(f"http://127.0.0.1:{port}", timeout_s=0.5, cache_seconds=0)
+    t0 = time.monotonic()
+    # When the account is asked for
+    with pytest.raises(SystemOfRecordUnavailable, match="within the timeout"):
+        sor.account_values("t", "S")
+    # Then the caller waited about the timeout, not until the headers ended (a bound, not a speed test)
+    assert time.monotonic() - t0 < 2.0
+    srv.close()
+
+
+def _breaking_sor(httpserver, **kw):
+    from agent_memory.adapters.sor.breaker import Breaker
+
+    return sor_for(httpserver, breaker=Breaker(failures=3, cooldown_s=kw.pop("cooldown_s", 60)), **kw)
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 429])
+def test_after_three_outages_in_a_row_the_system_of_record_is_not_asked(httpserver, status):
+    from agent_memory.adapters.sor.breaker import CircuitOpen
+
+    # Given a system of record that answers every request with a server error
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_data("down", status=status)
+    sor = _breaking_sor(httpserver)
+    for _ in range(3):
+        with pytest.raises(SystemOfRecordUnavailable, match=f"HTTP {status}"):
+            sor.account_values("t", "S")
+    # When it is asked again, for any subject and for a ticket
+    with pytest.raises(CircuitOpen):
+        sor.account_values("t", "S")
+    with pytest.raises(CircuitOpen):
+        sor.ticket("t", "OTHER", "T-1")
+    # Then those calls failed at once without a request: the three outages are all it saw
+    assert len(httpserver.log) == 3
+
+
+def test_a_refused_connection_counts_as_an_outage():
+    from agent_memory.adapters.sor.breaker import Breaker, CircuitOpen
+
+    # Given a port where nothing listens
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    sor = HttpSystemOfRecord(f"http://127.0.0.1:{port}", cache_seconds=0, breaker=Breaker(failures=2))
+    for _ in range(2):
+        with pytest.raises(SystemOfRecordUnavailable):
+            sor.account_values("t", "S")
+    with pytest.raises(CircuitOpen):
+        sor.account_values("t", "S")
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [(200, "[1, 2]"), (200, '{"values": {"seats": {"value": 1e400}}}'), (400, "bad"), (403, "no")],
+)
+def test_answers_that_are_not_outages_never_open_the_breaker(httpserver, status, body):
+    # Given a system of record that answers, but not usefully (one subject's odd data, a refusal)
+    httpserver.expect_request("/tenants/t/accounts/ODD").respond_with_data(
+        body, status=status, content_type="application/json"
+    )
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_json({"values": {"seats": {"value": 12}}})
+    sor = _breaking_sor(httpserver)
+    # When one subject's answers fail many times over
+    for _ in range(6):
+        with pytest.raises(SystemOfRecordUnavailable):
+            sor.account_values("t", "ODD")
+    # Then every other subject is still asked and served
+    assert sor.account_values("t", "S")["seats"].value == 12
+    assert sor.breaker.state == "closed"
+
+
+def test_after_the_cooldown_one_trial_call_closes_the_breaker_when_the_system_is_back(httpserver):
+    from agent_memory.adapters.sor.breaker import CircuitOpen
+
+    # Given a breaker opened by three outages, with a short cooldown
+    httpserver.expect_ordered_request("/tenants/t/accounts/S").respond_with_data("down", status=503)
+    httpserver.expect_ordered_request("/tenants/t/accounts/S").respond_with_data("down", status=503)
+    httpserver.expect_ordered_request("/tenants/t/accounts/S").respond_with_data("down", status=503)
+    httpserver.expect_ordered_request("/tenants/t/accounts/S").respond_with_json(
+        {"values": {"seats": {"value": 7}}}
+    )
+    httpserver.expect_ordered_request("/tenants/t/accounts/S").respond_with_json(
+        {"values": {"seats": {"value": 8}}}
+    )
+    sor = _breaking_sor(httpserver, cooldown_s=0.3)
+    for _ in range(3):
+        with pytest.raises(SystemOfRecordUnavailable):
+            sor.account_values("t", "S")
+    with pytest.raises(CircuitOpen):
+        sor.account_values("t", "S")
+    # When the cooldown has passed and the system of record is back
+    time.sleep(0.4)
+    # Then the trial call is made and served, and the calls after it go through again
+    assert sor.account_values("t", "S")["seats"].value == 7
+    assert sor.account_values("t", "S")["seats"].value == 8
+    assert len(httpserver.log) == 5

@@ -121,6 +121,7 @@ def build_messaging(settings: Settings) -> tuple[Queue | None, ObjectStore | Non
 
 def build_system_of_record(settings: Settings, db: Database) -> SystemOfRecord:
     if settings.sor_url:
+        from agent_memory.adapters.sor.breaker import Breaker
         from agent_memory.adapters.sor.http import HttpSystemOfRecord
 
         return HttpSystemOfRecord(
@@ -128,6 +129,7 @@ def build_system_of_record(settings: Settings, db: Database) -> SystemOfRecord:
             timeout_s=settings.sor_timeout_s,
             cache_seconds=settings.sor_cache_seconds,
             token=settings.sor_token.get_secret_value() if settings.sor_token else None,
+            breaker=Breaker(settings.sor_breaker_failures, settings.sor_breaker_cooldown_s),
         )
     from agent_memory.adapters.sor.local import LocalSystemOfRecord
 

@@ -6,8 +6,12 @@ Ticket response:  {"ticket_id": "...", "subject_id": "...", "status": "...", "pr
                    "owner": "...", "updated_at": "..."}
 
 An answer is trusted no further than its shape: a malformed one, one larger than MAX_BODY_BYTES,
-one slower than the timeout in all (not per read) and a redirect all count as the system being
-unavailable. A ticket that names another subject is not found: it is never shown to this one.
+one slower than the timeout in all and a redirect all count as the system being unavailable. The
+timeout bounds the whole call, name lookup, connection and headers included: the request runs on a
+worker thread and the caller waits for it no longer than the timeout. Outages (no answer in time, a
+refused connection, a 5xx or 429) feed a circuit breaker (breaker.py), so that during one each
+retrieval stops waiting a full timeout. A ticket that names another subject is not found: it is
+never shown to this one.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agent_memory.adapters.sor.breaker import Breaker
 from agent_memory.adapters.sor.cache import TtlCache
 from agent_memory.observability import logger
 from agent_memory.ports.system_of_record import LiveValue, SystemOfRecordUnavailable, TicketState
@@ -32,6 +39,12 @@ _NOT_FOUND = object()
 _CHUNK = 8192
 Scalar = str | int | float | bool | None
 M = TypeVar("M", bound=BaseModel)
+
+
+class _Outage(SystemOfRecordUnavailable):
+    """No usable answer because the system of record is down or overloaded: what trips the breaker.
+    A malformed or oversized answer is not one; the system answered, and one subject's odd data
+    must not cut every subject off."""
 
 
 class _Entry(BaseModel):
@@ -72,7 +85,14 @@ class HttpSystemOfRecord:
     name = "http"
 
     def __init__(
-        self, base_url: str, *, timeout_s: float = 0.5, cache_seconds: float = 60.0, token: str | None = None
+        self,
+        base_url: str,
+        *,
+        timeout_s: float = 0.5,
+        cache_seconds: float = 60.0,
+        token: str | None = None,
+        breaker: Breaker | None = None,
+        max_concurrent: int = 16,
     ) -> None:
         if not base_url.startswith(("https://", "http://")):
             raise ValueError("the system-of-record URL must be http(s)")
@@ -80,8 +100,32 @@ class HttpSystemOfRecord:
         self.timeout_s = timeout_s
         self.token = token
         self.cache: TtlCache[tuple[str, str, str], Any] = TtlCache(cache_seconds)
+        self.breaker = breaker or Breaker()
+        # Calls that outlive their caller's wait (a stuck name lookup) hold a worker until their
+        # socket gives up; the pool bounds how many, and a queued call the caller gave up on is
+        # cancelled before it starts.
+        self._calls = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="sor-http")
 
     def _get(self, path: str) -> Any:
+        """The parsed answer, or _NOT_FOUND for a 404, within the timeout in all or not at all."""
+        self.breaker.before()
+        call = self._calls.submit(self._fetch, path)
+        try:
+            body = call.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            call.cancel()
+            self.breaker.failed()
+            raise _Outage("no answer within the timeout") from None
+        except _Outage:
+            self.breaker.failed()
+            raise
+        except BaseException:
+            self.breaker.succeeded()  # it answered, if not usefully
+            raise
+        self.breaker.succeeded()
+        return body
+
+    def _fetch(self, path: str) -> Any:
         """The parsed answer, or _NOT_FOUND for a 404 (a JSON null is a malformed answer, not that)."""
         req = urllib.request.Request(self.base_url + path, headers={"Accept": "application/json"})  # noqa: S310 - scheme checked in __init__
         if self.token:
@@ -97,17 +141,17 @@ class HttpSystemOfRecord:
                     if len(body) > MAX_BODY_BYTES:
                         raise SystemOfRecordUnavailable("answer too large")
                     if time.monotonic() > deadline:
-                        raise SystemOfRecordUnavailable("answer slower than the timeout")
+                        raise _Outage("answer slower than the timeout")
                 return json.loads(body, parse_constant=_no_constant)
         except urllib.error.HTTPError as err:
             if err.code == 404:
                 return _NOT_FOUND
-            raise SystemOfRecordUnavailable(f"HTTP {err.code}") from err
+            kind = _Outage if err.code >= 500 or err.code == 429 else SystemOfRecordUnavailable
+            raise kind(f"HTTP {err.code}") from err
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:  # refused, reset, timed out
+            raise _Outage(type(exc).__name__) from exc
         except (
-            urllib.error.URLError,
             http.client.HTTPException,  # a garbled status line, header or chunk
-            TimeoutError,
-            OSError,
             ValueError,
             RecursionError,  # JSON nested thousands deep
         ) as exc:

@@ -1,0 +1,79 @@
+"""A circuit breaker for the system of record: during an outage, retrievals stop waiting for it.
+
+Without one, every retrieval that needs a live value waits a full timeout while the system of
+record is down, and each of those waits holds a worker. With one, after `failures` outages in a
+row the breaker opens and calls fail at once (the retrieval answers from memory and says
+`live_unavailable`); after `cooldown_s` a single trial call is let through, and its outcome closes
+or re-opens the breaker. Concurrent callers never wait for one another: the lock guards only the
+state, never the call.
+
+Hand-written rather than pybreaker: pybreaker 1.4 holds its lock for the whole guarded call, so
+every call to the system of record would run one at a time behind it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from agent_memory.observability import logger
+from agent_memory.ports.system_of_record import SystemOfRecordUnavailable
+
+
+class CircuitOpen(SystemOfRecordUnavailable):
+    """The system of record was not asked: it failed recently and is cooling down."""
+
+
+class Breaker:
+    def __init__(
+        self, failures: int = 5, cooldown_s: float = 30.0, clock: Callable[[], float] = time.monotonic
+    ):
+        if failures < 1 or cooldown_s <= 0:
+            raise ValueError("a breaker needs failures >= 1 and a positive cooldown")
+        self.failures = failures
+        self.cooldown_s = cooldown_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._consecutive = 0
+        self._opened_at: float | None = None  # None: closed
+        self._trial = False  # a half-open trial call is in flight
+
+    @property
+    def state(self) -> str:
+        with self._lock:
+            if self._opened_at is None:
+                return "closed"
+            return "half-open" if self._clock() - self._opened_at >= self.cooldown_s else "open"
+
+    def before(self) -> None:
+        """Raise CircuitOpen unless this call may go to the system of record."""
+        with self._lock:
+            if self._opened_at is None:
+                return
+            if self._clock() - self._opened_at >= self.cooldown_s and not self._trial:
+                self._trial = True  # this caller is the trial; the others still fail fast
+                return
+        raise CircuitOpen("circuit open: the system of record failed recently")
+
+    def succeeded(self) -> None:
+        with self._lock:
+            reopened = self._opened_at is not None
+            self._consecutive = 0
+            self._opened_at = None
+            self._trial = False
+        if reopened:
+            logger.info("system of record answers again; circuit closed")
+
+    def failed(self) -> None:
+        with self._lock:
+            self._consecutive += 1
+            trial, self._trial = self._trial, False
+            if not trial and (self._opened_at is not None or self._consecutive < self.failures):
+                return  # below the threshold, or a call let through before the breaker opened
+            self._opened_at = self._clock()
+            consecutive = self._consecutive
+        logger.warning(
+            "system of record failing; circuit opened",
+            extra={"consecutive_failures": consecutive, "cooldown_s": self.cooldown_s},
+        )
