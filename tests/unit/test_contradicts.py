@@ -51,6 +51,22 @@ CASES = [
     ("Huge", {"seats": 10**400}, "seats", 12, True),
     ("Long", {"seats": "12345678901234567890123456789"}, "seats", 12345678901234567890123456789, False),
     ("Long", {"seats": "12345678901234567890123456788"}, "seats", 12345678901234567890123456789, True),
+    # a date or a time of day names no count (session 7)
+    ("Renewed 2026-03-12 with 40 seats.", None, "seats", 12, True),
+    ("Renewed 2026-03-12T09:30:00Z with 40 seats.", None, "seats", 12, True),
+    ("Renewed on 12/03/2026 with 40 seats.", None, "seats", 12, True),
+    ("Renewed on 12.03.2026 with 40 seats.", None, "seats", 12, True),
+    ("Call booked at 12:30 about the 40 seats.", None, "seats", 12, True),
+    ("Renewed 2026-03-12 with 12 seats.", None, "seats", 12, False),
+    ("On 12/03/2026: 40 seats.", None, "seats", 40, False),
+    ("The account has 1,200.5 seats at 3.5 each.", None, "seats", 3.5, False),  # decimals are not dates
+    # a leading zero makes a code, not a number (session 7)
+    ("Branch code recorded.", {"branch": "02134"}, "branch", 2134, True),
+    ("Branch code recorded.", {"branch": "02134"}, "branch", "02134", False),
+    ("Branch 02134.", None, "branch", "02134", False),
+    ("Branch 02134.", None, "branch", 2134, True),
+    ("Zero seats.", {"seats": "0"}, "seats", 0, False),
+    ("Half a seat.", {"seats": "0.5"}, "seats", 0.5, False),
 ]
 
 

@@ -599,17 +599,21 @@ def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bo
     if asserted is not None:
         return _normal(asserted) != target
     text = " ".join(record.content.casefold().split())
-    if isinstance(target, Decimal):
-        return all(_normal(n) != target for n in _NUMBER.findall(text))
+    if isinstance(target, Decimal):  # a date or a time of day is not a count: "2026-03-12" names no 12
+        return all(_normal(n) != target for n in _NUMBER.findall(_DATE_OR_TIME.sub(" ", text)))
     return re.search(r"(?<!\w)" + re.escape(str(target)) + r"(?!\w)", text) is None
 
 
 _NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,_]\d)")
+_DATE_OR_TIME = re.compile(
+    r"(?<![\w.,/:-])(?:\d{4}-\d{1,2}-\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"
+    r"|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}:\d{2}(?::\d{2})?)(?![\w/:-]|[.,]\d)"
+)
 
 
 def _normal(value: Any) -> Decimal | str:
     """A value as compared: a number as a Decimal (thousands separators removed), text casefolded
-    with its whitespace collapsed."""
+    with its whitespace collapsed (so is a digit string with a leading zero)."""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int):
@@ -617,7 +621,8 @@ def _normal(value: Any) -> Decimal | str:
     if isinstance(value, float) and math.isfinite(value):
         return Decimal(str(value))  # Decimal compares by value: 12.0 == 12, no rounding to 28 digits
     text = " ".join(str(value).casefold().split())
-    if len(text) <= 60 and re.fullmatch(r"[-+]?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?", text):
+    # a leading zero makes it a code, not a count: "02134" is a postcode, not 2134
+    if len(text) <= 60 and re.fullmatch(r"[-+]?(?:[1-9]\d{0,2}(?:[,_]\d{3})+|[1-9]\d*|0)(?:\.\d+)?", text):
         return Decimal(text.replace(",", "").replace("_", ""))
     return text
 
