@@ -26,6 +26,7 @@ def route(path, body, status=200, delay=0.0):
 
 
 RAW: dict[str, str] = {}  # path -> a raw body, sent as is
+QUEUED: dict[str, list[tuple[int, object, float]]] = {}  # path -> answers given once each, in order
 
 
 ARRIVALS: list[tuple[str, float]] = []  # (path, when the request arrived)
@@ -35,7 +36,10 @@ def _handler(request):
     ARRIVALS.append((request.path, time.monotonic()))
     if request.path in RAW:
         return Response(RAW[request.path], status=200, content_type="application/json")
-    status, body, delay = ROUTES.get(request.path, (404, {"error": "nope"}, 0.0))
+    if QUEUED.get(request.path):
+        status, body, delay = QUEUED[request.path].pop(0)
+    else:
+        status, body, delay = ROUTES.get(request.path, (404, {"error": "nope"}, 0.0))
     if delay:
         time.sleep(delay)
     return Response(json.dumps(body), status=status, content_type="application/json")
@@ -191,6 +195,41 @@ def test_a_null_live_value_does_not_condemn_memories(api, tok):
 
 
 # --- 4. needs_revalidation: once, and ignored afterwards -------------------------------------
+
+
+def test_an_older_agreeing_answer_never_clears_a_flag_a_newer_check_confirmed(api, tok, database_url):
+    # Given a memory flagged because the system of record contradicted it
+    mid = write(
+        api, tok, "S-RACE", slot="account.seats", content="The account has 12 seats.", value={"seats": 12}
+    )
+    acct("S-RACE", seats=40)
+    retrieve(api, tok, "S-RACE")
+    assert api.get(f"/v1/memories/{mid}", token=tok["agent"]).body["needs_revalidation"] is True
+    # When retrieval A asks first and gets a slow, older answer that agrees (12), while retrieval B
+    # asks after it and promptly gets the newer one that still contradicts (40)
+    path = f"/tenants/{T}/accounts/S-RACE"
+    body = {"values": {"seats": {"value": 12, "as_of": "2026-11-01T00:00:00Z"}}}
+    QUEUED[path] = [(200, body, 0.6)]  # within the 1 s timeout
+    seen = len(ARRIVALS)
+    a = {}
+    thread = threading.Thread(target=lambda: a.setdefault("reply", retrieve(api, tok, "S-RACE")))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not any(p == path for p, _ in ARRIVALS[seen:]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    b = retrieve(api, tok, "S-RACE")
+    thread.join(15)
+    assert mid not in [m["id"] for m in b.body["memories"]]
+    assert a["reply"].status == 200, a["reply"].body
+    assert mid in [m["id"] for m in a["reply"].body["memories"]]  # A itself saw agreement
+    # Then the memory stays flagged: A's agreement is older than B's contradiction
+    assert api.get(f"/v1/memories/{mid}", token=tok["agent"]).body["needs_revalidation"] is True
+    assert "revalidated_agrees_with_live_value" not in event_reasons(database_url, mid)
+    # And a later check that agrees does clear it
+    acct("S-RACE", seats=12)
+    retrieve(api, tok, "S-RACE")
+    assert api.get(f"/v1/memories/{mid}", token=tok["agent"]).body["needs_revalidation"] is False
+    assert event_reasons(database_url, mid)[-1] == "revalidated_agrees_with_live_value"
 
 
 def test_a_memory_known_stale_is_not_served_as_a_fact_while_the_system_of_record_is_down(

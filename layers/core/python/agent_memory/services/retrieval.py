@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -249,12 +249,13 @@ class RetrievalBroker:
         with the ids returned."""
         stale: dict[str, str] = result.pop("stale")  # memory id -> the live field it contradicts
         agreeing: dict[str, str] = result.pop("revalidated")  # flagged, and now agreeing again
+        asked_at: datetime = result.pop("live_asked_at")
         changed = [
             (mid, stale[mid], True, "needs_revalidation_contradicts_live_value")
-            for mid in (session.mark_needs_revalidation(sorted(stale)) if stale else [])
+            for mid in (session.mark_needs_revalidation(sorted(stale), asked_at) if stale else [])
         ] + [
             (mid, agreeing[mid], False, "revalidated_agrees_with_live_value")
-            for mid in (session.clear_needs_revalidation(sorted(agreeing)) if agreeing else [])
+            for mid in (session.clear_needs_revalidation(sorted(agreeing), asked_at) if agreeing else [])
         ]
         if changed:
             session.append_events(
@@ -488,6 +489,7 @@ class RetrievalBroker:
             "ticket_not_found": live.ticket_not_found,
             "stale": stale_fields,
             "revalidated": revalidated,
+            "live_asked_at": live.asked_at,
         }
 
 
@@ -509,6 +511,8 @@ class _Live:
     ticket_unavailable: bool = False
     ticket_not_found: bool = False
     withheld: list[str] = field(default_factory=list)
+    # when asking began (the wall clock, not the request's as-of): orders racing revalidations
+    asked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
 @dataclass

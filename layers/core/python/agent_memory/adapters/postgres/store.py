@@ -428,19 +428,33 @@ class PostgresTenantSession(LifecycleQueries):
             "DELETE FROM retrieval_log WHERE tenant_id = %s AND id = ANY(%s)", (self.tenant_id, list(ids))
         )
 
-    def mark_needs_revalidation(self, memory_ids: Sequence[str]) -> list[str]:
+    def mark_needs_revalidation(self, memory_ids: Sequence[str], checked_at: datetime) -> list[str]:
+        """Flag memories found contradicting a live value read from `checked_at` on; the ids
+        newly flagged. Every one keeps the latest contradicting check's time."""
         rows = self.conn.execute(
-            """UPDATE memory_records SET needs_revalidation = true
-                WHERE tenant_id = %s AND id = ANY(%s) AND NOT needs_revalidation RETURNING id""",
-            (self.tenant_id, list(memory_ids)),
+            """WITH old AS (SELECT id, needs_revalidation FROM memory_records
+                             WHERE tenant_id = %(t)s AND id = ANY(%(ids)s) FOR UPDATE)
+               UPDATE memory_records r
+                  SET needs_revalidation = true,
+                      revalidation_checked_at = greatest(r.revalidation_checked_at, %(at)s)
+                 FROM old
+                WHERE r.tenant_id = %(t)s AND r.id = old.id
+                  AND (NOT old.needs_revalidation OR r.revalidation_checked_at IS NULL
+                       OR r.revalidation_checked_at < %(at)s)
+            RETURNING r.id, NOT old.needs_revalidation AS newly""",
+            {"t": self.tenant_id, "ids": list(memory_ids), "at": checked_at},
         ).fetchall()
-        return [r["id"] for r in rows]
+        return [r["id"] for r in rows if r["newly"]]
 
-    def clear_needs_revalidation(self, memory_ids: Sequence[str]) -> list[str]:
+    def clear_needs_revalidation(self, memory_ids: Sequence[str], checked_at: datetime) -> list[str]:
+        """Clear the flag of memories found agreeing with a live value read from `checked_at` on,
+        unless a check that began later found them contradicting; the ids cleared."""
         rows = self.conn.execute(
             """UPDATE memory_records SET needs_revalidation = false
-                WHERE tenant_id = %s AND id = ANY(%s) AND needs_revalidation RETURNING id""",
-            (self.tenant_id, list(memory_ids)),
+                WHERE tenant_id = %s AND id = ANY(%s) AND needs_revalidation
+                  AND (revalidation_checked_at IS NULL OR revalidation_checked_at < %s)
+            RETURNING id""",
+            (self.tenant_id, list(memory_ids), checked_at),
         ).fetchall()
         return [r["id"] for r in rows]
 
