@@ -171,15 +171,54 @@ def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list
             for name, sql in migration_files():
                 if name in done:
                     continue
-                with conn.transaction():
-                    conn.execute(sql)
-                    conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
+                if sql.startswith(NO_TRANSACTION):
+                    _apply_outside_a_transaction(conn, name, sql)
+                else:
+                    with conn.transaction():
+                        conn.execute(sql)
+                        conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
                 applied.append(name)
                 logger.info("migration applied", extra={"migration": name})
             _fix_embedding_dimension(conn, embedding_dim, embedding_model)
         finally:
             conn.execute("SELECT pg_advisory_unlock(7246001)")
     return applied
+
+
+NO_TRANSACTION = "-- migrate: no-transaction"
+_CONCURRENT_INDEX = re.compile(
+    r"^\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)\s+ON\b",
+    re.IGNORECASE,
+)
+
+
+def _apply_outside_a_transaction(conn: psycopg.Connection[Any], name: str, sql: str) -> None:
+    """A migration whose first line is NO_TRANSACTION: one statement, run outside a transaction,
+    for what PostgreSQL refuses inside one (CREATE INDEX CONCURRENTLY builds an index on a large
+    table without blocking writes). A build that failed halfway leaves an INVALID index that
+    IF NOT EXISTS would then skip; it is dropped first, so a re-run builds it again."""
+    body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--")).strip()
+    statement = body[:-1] if body.endswith(";") else body
+    if not statement or ";" in statement:
+        raise ConfigurationError(
+            f"migration {name} runs outside a transaction and must hold exactly one statement"
+        )
+    index = _CONCURRENT_INDEX.match(statement)
+    if index is not None:
+        invalid = conn.execute(
+            """SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                WHERE c.relname = %s AND c.relnamespace = 'public'::regnamespace AND NOT i.indisvalid""",
+            (index.group(1),),
+        ).fetchone()
+        if invalid is not None:
+            logger.warning(
+                "dropping an invalid index left by a failed build", extra={"index": index.group(1)}
+            )
+            conn.execute(
+                psycopg.sql.SQL("DROP INDEX CONCURRENTLY {}").format(psycopg.sql.Identifier(index.group(1)))
+            )
+    conn.execute(statement)  # autocommit: its own statement, no transaction block
+    conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
 
 
 def grant_app_login(owner_url: str, password: str, *, app_role: str = "memory_app") -> None:

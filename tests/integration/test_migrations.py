@@ -1,0 +1,102 @@
+"""The migration runner's no-transaction mode: an index on a large table is built CONCURRENTLY
+(writes go on meanwhile), which PostgreSQL refuses inside a transaction block; a build that failed
+halfway is rebuilt on the next run, never silently kept INVALID."""
+
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+
+from agent_memory.adapters.postgres import database
+from agent_memory.domain.errors import ConfigurationError
+
+pytestmark = pytest.mark.integration
+REAL_MIGRATIONS = database.migration_files
+
+TABLE = ("0900_test_table.sql", "CREATE TABLE mig_probe (x integer);")
+UNIQUE_CONCURRENTLY = (
+    "0901_test_unique.sql",
+    "-- migrate: no-transaction\n-- one index, built without blocking writes\n"
+    "CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS mig_probe_x ON mig_probe (x);\n",
+)
+
+
+@pytest.fixture
+def fresh_url(pg_server: Any) -> Any:
+    """A database of its own: these tests add migrations the others must never see."""
+    name = f"mig_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield pg_server.get_uri(name)
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def run(url: str, monkeypatch: pytest.MonkeyPatch, *extra: tuple[str, str]) -> list[str]:
+    monkeypatch.setattr(database, "migration_files", lambda: [*REAL_MIGRATIONS(), *extra])
+    return database.migrate(url, embedding_dim=384, embedding_model="local-minilm-onnx")
+
+
+def index_state(url: str) -> bool | None:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            """SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                WHERE c.relname = 'mig_probe_x'"""
+        ).fetchone()
+    return None if row is None else row[0]
+
+
+def recorded(url: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        return {r[0] for r in conn.execute("SELECT name FROM schema_migrations WHERE name LIKE '09%'")}
+
+
+def test_a_no_transaction_migration_builds_its_index_concurrently(fresh_url, monkeypatch):
+    applied = run(fresh_url, monkeypatch, TABLE, UNIQUE_CONCURRENTLY)
+    assert applied[-2:] == ["0900_test_table.sql", "0901_test_unique.sql"]
+    assert index_state(fresh_url) is True
+    assert recorded(fresh_url) == {"0900_test_table.sql", "0901_test_unique.sql"}
+    assert run(fresh_url, monkeypatch, TABLE, UNIQUE_CONCURRENTLY) == []  # applied once
+
+
+def test_without_the_marker_postgresql_refuses_a_concurrent_build(fresh_url, monkeypatch):
+    in_a_transaction = (
+        UNIQUE_CONCURRENTLY[0],
+        UNIQUE_CONCURRENTLY[1].replace("-- migrate: no-transaction\n", ""),
+    )
+    with pytest.raises(psycopg.errors.ActiveSqlTransaction):
+        run(fresh_url, monkeypatch, TABLE, in_a_transaction)
+    assert recorded(fresh_url) == {"0900_test_table.sql"}
+
+
+def test_a_build_that_failed_halfway_is_rebuilt_not_kept_invalid(fresh_url, monkeypatch):
+    # Given a concurrent unique build that fails on duplicate rows, leaving an INVALID index
+    run(fresh_url, monkeypatch, TABLE)
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO mig_probe VALUES (1), (1), (2)")
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        run(fresh_url, monkeypatch, TABLE, UNIQUE_CONCURRENTLY)
+    assert index_state(fresh_url) is False
+    assert "0901_test_unique.sql" not in recorded(fresh_url)
+    # When the data is fixed and the migration runs again
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM mig_probe WHERE ctid = (SELECT min(ctid) FROM mig_probe WHERE x = 1)")
+    run(fresh_url, monkeypatch, TABLE, UNIQUE_CONCURRENTLY)
+    # Then the index is rebuilt valid (IF NOT EXISTS alone would have kept the invalid one) and enforced
+    assert index_state(fresh_url) is True
+    with psycopg.connect(fresh_url, autocommit=True) as conn, pytest.raises(psycopg.errors.UniqueViolation):
+        conn.execute("INSERT INTO mig_probe VALUES (2)")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "-- migrate: no-transaction\nCREATE INDEX CONCURRENTLY a ON mig_probe (x); CREATE INDEX CONCURRENTLY b ON mig_probe (x);",
+        "-- migrate: no-transaction\n-- nothing but comments\n",
+    ],
+)
+def test_a_no_transaction_migration_must_hold_exactly_one_statement(fresh_url, monkeypatch, sql):
+    with pytest.raises(ConfigurationError, match="exactly one statement"):
+        run(fresh_url, monkeypatch, TABLE, ("0901_bad.sql", sql))
+    assert recorded(fresh_url) == {"0900_test_table.sql"}
