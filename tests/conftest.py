@@ -182,3 +182,19 @@ def api(container: Any) -> Iterator[ApiClient]:
     yield ApiClient(f"http://{host}:{port}", secret)
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def emitted_metrics() -> Callable[[str], set[str]]:
+    """Metric names in the CloudWatch embedded-metric-format lines a handler printed (metrics must
+    be switched on: POWERTOOLS_METRICS_DISABLED=false)."""
+
+    def names(captured: str) -> set[str]:
+        found: set[str] = set()
+        for line in captured.splitlines():
+            if '"_aws"' in line:
+                doc = json.loads(line)
+                found |= {m["Name"] for d in doc["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
+        return found
+
+    return names

@@ -8,7 +8,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.api.http import create_app, current_principal
 from agent_memory.bootstrap import get_container
-from agent_memory.observability import logger, metrics, tracer
+from agent_memory.observability import SOR_UNAVAILABLE_METRIC, logger, metrics, tracer
 from agent_memory.services.retrieval import ResolutionSearchRequest, RetrieveRequest
 
 app = create_app()
@@ -26,7 +26,7 @@ def retrieve(body: RetrieveRequest) -> dict[str, Any]:
     for reason, n in result.excluded.items():
         metrics.add_metric(name=f"RetrievalExcluded_{reason}", unit=MetricUnit.Count, value=n)
     if result.live_unavailable or result.ticket_unavailable:
-        metrics.add_metric(name="SystemOfRecordUnavailable", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=SOR_UNAVAILABLE_METRIC, unit=MetricUnit.Count, value=1)
     return result.public_view()
 
 

@@ -25,6 +25,9 @@ from infra.constructs.functions import METRICS_NAMESPACE, SERVICE_NAME
 # Powertools Metrics adds the `service` dimension to every metric it writes.
 ERASURE_DEADLINE_METRIC = "ErasureDeadlineMissed"
 INTERNAL_ERROR_METRIC = "InternalError"  # agent_memory.api.http: a handled 500, which Lambda's Errors misses
+SOR_UNAVAILABLE_METRIC = (
+    "SystemOfRecordUnavailable"  # agent_memory.observability: retrievals without live values
+)
 
 
 class Monitoring(Construct):
@@ -106,6 +109,21 @@ class Monitoring(Construct):
             threshold=1,
             description="An API call ended in a 500 (custom metric): Lambda's Errors metric does not count a "
             "handled 500, so the per-function Errors alarms miss it.",
+        )
+        self._alarm(
+            "SystemOfRecordUnavailable",
+            cw.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=SOR_UNAVAILABLE_METRIC,
+                dimensions_map={"service": SERVICE_NAME},
+                period=five_minutes,
+                statistic="Sum",
+            ),
+            threshold=10,
+            evaluation_periods=2,
+            datapoints_to_alarm=2,
+            description="For 10 minutes, retrievals could not read the system of record (it failed, or its "
+            "circuit breaker is open): they answer from memory and account facts go out unconfirmed.",
         )
         if database_proxy is not None:
             self._alarm(

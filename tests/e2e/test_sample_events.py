@@ -125,17 +125,9 @@ def test_the_erasure_step_purge_and_authorizer_samples(container, monkeypatch):
         invoke("authorizer", bad)
 
 
-def emitted_metrics(captured: str) -> set[str]:
-    """Metric names in the CloudWatch embedded-metric-format lines a handler printed."""
-    names: set[str] = set()
-    for line in captured.splitlines():
-        if '"_aws"' in line:
-            doc = json.loads(line)
-            names |= {m["Name"] for d in doc["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
-    return names
-
-
-def test_retrievals_and_refusals_are_metrics_an_operator_can_alarm_on(container, capsys, monkeypatch):
+def test_retrievals_and_refusals_are_metrics_an_operator_can_alarm_on(
+    container, capsys, monkeypatch, emitted_metrics
+):
     # Given metrics switched on (the suite runs with them off), the retrieval sample, the same
     # sample with a bad body, and the policy sample sent by an agent
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")

@@ -65,3 +65,29 @@ def test_an_outage_opens_the_circuit_and_retrieval_still_answers_from_memory(api
     # And the system of record was asked only until the circuit opened: two failures in a row
     # (the account and the ticket of the first retrieval), then nothing
     assert len(sor_server.log) == 2
+
+
+def test_a_retrieval_without_the_system_of_record_is_a_metric_an_operator_can_alarm_on(
+    capsys, monkeypatch, emitted_metrics
+):
+    import json
+    from pathlib import Path
+
+    from agent_memory.functions_spec import by_name, load_handler_module
+    from agent_memory.local.lambda_context import LocalLambdaContext
+    from agent_memory.observability import SOR_UNAVAILABLE_METRIC
+
+    # Given metrics switched on and the retrieval sample, which asks for a ticket
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    event = json.loads(
+        (Path(__file__).resolve().parents[2] / "events/retrieve/renewal_question.json").read_text()
+    )
+    capsys.readouterr()
+    # When it runs through the retrieve handler while the system of record is down
+    reply = load_handler_module(by_name("retrieve")).lambda_handler(
+        event, LocalLambdaContext(function_name="retrieve")
+    )
+    # Then it answers, and says in a metric that it could not read the system of record
+    assert reply["statusCode"] == 200 and json.loads(reply["body"])["ticket_unavailable"] is True
+    names = emitted_metrics(capsys.readouterr().out)
+    assert SOR_UNAVAILABLE_METRIC in names

@@ -116,6 +116,18 @@ def test_alarm_on_api_calls_that_end_in_a_500(synthesized: Any) -> None:
     assert found[0]["Dimensions"] == [{"Name": "service", "Value": "agent-memory"}]
 
 
+def test_alarm_on_retrievals_without_the_system_of_record(synthesized: Any) -> None:
+    # Retrieval still answers (200) while the system of record is down, so only this metric,
+    # under the name the retrieve handler emits, tells an operator facts go out unconfirmed.
+    from agent_memory.observability import SOR_UNAVAILABLE_METRIC
+
+    found = [a for a in alarms(synthesized) if a.get("MetricName") == SOR_UNAVAILABLE_METRIC]
+    assert len(found) == 1
+    assert found[0]["Namespace"] == "AgentMemory" and found[0]["Statistic"] == "Sum"
+    assert found[0]["Dimensions"] == [{"Name": "service", "Value": "agent-memory"}]
+    assert (found[0]["Threshold"], found[0]["EvaluationPeriods"], found[0]["Period"]) == (10, 2, 300)
+
+
 def test_alarm_on_database_connections_pinned_by_the_proxy(synthesized: Any) -> None:
     # A pinned connection cannot be shared: with Lambda's concurrency that exhausts the database.
     (proxy_id,) = synthesized.resources("AWS::RDS::DBProxy")

@@ -22,6 +22,10 @@ os.environ.setdefault(
 # Handlers that emit no metric on a given call (health, a 4xx) are normal, not worth a warning per call.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 
+# A retrieval answered without the live values or ticket it needed (the system of record failed,
+# or its circuit breaker is open): account facts went out unconfirmed. infra alarms on it.
+SOR_UNAVAILABLE_METRIC = "SystemOfRecordUnavailable"
+
 logger = Logger(service=SERVICE, stream=sys.stderr)
 metrics = Metrics(namespace=os.environ["POWERTOOLS_METRICS_NAMESPACE"], service=SERVICE)
 tracer = Tracer(service=SERVICE)
