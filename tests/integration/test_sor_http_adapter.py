@@ -40,7 +40,18 @@ def test_a_malformed_account_answer_is_unavailable(httpserver, body):
         sor_for(httpserver).account_values("t", "S")
 
 
-@pytest.mark.parametrize("body", [[1, 2], "x", 42, {"status": {"name": "open"}}, None])
+@pytest.mark.parametrize(
+    "body",
+    [
+        [1, 2],
+        "x",
+        42,
+        {"subject_id": "S", "status": {"name": "open"}},
+        None,
+        {"status": "open"},  # no subject_id: whose ticket it is cannot be checked
+        {"subject_id": None, "status": "open"},
+    ],
+)
 def test_a_malformed_ticket_answer_is_unavailable(httpserver, body):
     httpserver.expect_request(TICKET_PATH).respond_with_json(body)
     with pytest.raises(SystemOfRecordUnavailable, match="malformed"):
@@ -48,7 +59,7 @@ def test_a_malformed_ticket_answer_is_unavailable(httpserver, body):
 
 
 def test_a_numeric_priority_is_text_and_missing_fields_are_not_invented(httpserver):
-    httpserver.expect_request(TICKET_PATH).respond_with_json({"priority": 2})
+    httpserver.expect_request(TICKET_PATH).respond_with_json({"subject_id": "S", "priority": 2})
     t = sor_for(httpserver).ticket("t", "S", "T-1")
     assert t is not None
     assert (t.priority, t.status, t.updated_at) == ("2", None, None)  # never "None", never "now"
@@ -137,7 +148,7 @@ def test_the_cache_keeps_tenants_and_subjects_apart(httpserver):
             {"values": {"plan_tier": {"value": tier, "as_of": "2026-01-01T00:00:00Z"}}}
         )
         httpserver.expect_request(f"/tenants/{t}/tickets/T-1").respond_with_json(
-            {"status": f"status-{t}", "updated_at": "2026-01-01T00:00:00Z"}
+            {"subject_id": "S", "status": f"status-{t}", "updated_at": "2026-01-01T00:00:00Z"}
         )
     sor = HttpSystemOfRecord(httpserver.url_for(""), cache_seconds=300)
     assert sor.account_values("A", "S")["plan_tier"].value == "enterprise"
@@ -187,7 +198,9 @@ def test_a_number_too_large_for_a_float_is_unavailable_not_infinity(httpserver):
 
 
 def test_an_answer_about_another_ticket_is_not_found(httpserver):
-    httpserver.expect_request(TICKET_PATH).respond_with_json({"ticket_id": "T-OTHER", "status": "solved"})
+    httpserver.expect_request(TICKET_PATH).respond_with_json(
+        {"subject_id": "S", "ticket_id": "T-OTHER", "status": "solved"}
+    )
     assert sor_for(httpserver).ticket("t", "S", "T-1") is None
 
 

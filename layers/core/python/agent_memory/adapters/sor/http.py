@@ -4,6 +4,8 @@ GET {base}/tenants/{t}/tickets/{ticket}?subject_id={subject}, with a timeout and
 Account response: {"values": {"plan_tier": {"value": "enterprise", "as_of": "..."}, ...}}
 Ticket response:  {"ticket_id": "...", "subject_id": "...", "status": "...", "priority": "...",
                    "owner": "...", "updated_at": "..."}
+                  subject_id is required (an answer without it is malformed: the ticket is shown
+                  only when the answer says it is this customer's); the rest may be omitted.
 
 An answer is trusted no further than its shape: a malformed one, one larger than MAX_BODY_BYTES,
 one slower than the timeout in all and a redirect all count as the system being unavailable. The
@@ -64,7 +66,7 @@ class _Ticket(BaseModel):
     model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True, allow_inf_nan=False)
 
     ticket_id: str | None = None
-    subject_id: str | None = None
+    subject_id: str  # required: a ticket is shown only when the answer says whose it is
     status: str | None = None
     priority: str | None = None
     owner: str | None = None
@@ -176,9 +178,7 @@ class HttpSystemOfRecord:
             if body is _NOT_FOUND:
                 return None
             t = _parse(_Ticket, body)
-            if (t.subject_id is not None and t.subject_id != subject_id) or (
-                t.ticket_id is not None and t.ticket_id != ticket_id
-            ):
+            if t.subject_id != subject_id or (t.ticket_id is not None and t.ticket_id != ticket_id):
                 logger.warning(
                     "system of record answered with another subject's or ticket's state; not shown"
                 )
