@@ -217,12 +217,14 @@ def test_a_load_started_earlier_never_replaces_a_later_one():
     assert cache.get_or_load(("acct", "A", "S"), lambda: "asked again") == "new"
 
 
-def _slow_headers_server(delay: float) -> tuple[socket.socket, int]:
+def _slow_headers_server(delay: float) -> tuple[socket.socket, int, threading.Event]:
     """An HTTP server that sends its status line and headers one byte every `delay` seconds: each
-    read is quick, the headers never finish in time (the part a body deadline cannot see)."""
+    read is quick, the headers never finish in time (the part a body deadline cannot see). Set the
+    event to stop it."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(5)
+    stop = threading.Event()
 
     def serve() -> None:
         conn, _ = srv.accept()
@@ -230,19 +232,20 @@ def _slow_headers_server(delay: float) -> tuple[socket.socket, int]:
         head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"p" * 40 + b"\r\n"
         try:
             for i in range(len(head)):
+                if stop.wait(delay):
+                    break
                 conn.sendall(head[i : i + 1])
-                time.sleep(delay)
         except OSError:
             pass
         conn.close()
 
     threading.Thread(target=serve, daemon=True).start()
-    return srv, srv.getsockname()[1]
+    return srv, srv.getsockname()[1], stop
 
 
 def test_the_timeout_bounds_the_headers_too():
     # Given a server whose headers trickle in for 16 s, each byte well within the socket timeout
-    srv, port = _slow_headers_server(delay=0.2)
+    srv, port, stop = _slow_headers_server(delay=0.2)
     sor = HttpSystemOfRecord(f"http://127.0.0.1:{port}", timeout_s=0.5, cache_seconds=0)
     t0 = time.monotonic()
     # When the account is asked for
@@ -250,6 +253,7 @@ def test_the_timeout_bounds_the_headers_too():
         sor.account_values("t", "S")
     # Then the caller waited about the timeout, not until the headers ended (a bound, not a speed test)
     assert time.monotonic() - t0 < 2.0
+    stop.set()
     srv.close()
 
 
@@ -339,3 +343,75 @@ def test_after_the_cooldown_one_trial_call_closes_the_breaker_when_the_system_is
     assert sor.account_values("t", "S")["seats"].value == 7
     assert sor.account_values("t", "S")["seats"].value == 8
     assert len(httpserver.log) == 5
+
+
+def test_calls_that_waited_in_this_process_queue_never_count_as_outages(httpserver):
+    from agent_memory.adapters.sor.breaker import Breaker
+
+    # Given one worker, held by a request the system of record answers only after the timeout
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_handler(
+        lambda request: (time.sleep(1.0), Response('{"values": {}}', content_type="application/json"))[1]
+    )
+    sor = sor_for(httpserver, timeout_s=0.5, max_concurrent=1, breaker=Breaker(failures=2))
+    # When four callers ask at once: one request is sent, three wait for the worker
+    errors: list[str] = []
+
+    def ask() -> None:
+        try:
+            sor.account_values("t", "S")
+        except SystemOfRecordUnavailable as exc:
+            errors.append(str(exc))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(10)
+    # Then all four gave up at the timeout, but only the request that was sent counts as an outage
+    assert sorted(errors) == ["no answer within the timeout"] + ["no worker free within the timeout"] * 3
+    assert sor.breaker.state == "closed"
+    sor.close()
+
+
+def test_a_call_that_cannot_be_sent_frees_the_trial(httpserver):
+    from agent_memory.adapters.sor.breaker import Breaker, CircuitOpen
+
+    # Given an open breaker whose cooldown has passed, and an adapter that can no longer send
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_data("down", status=503)
+    sor = sor_for(httpserver, breaker=Breaker(failures=1, cooldown_s=0.05))
+    with pytest.raises(SystemOfRecordUnavailable):
+        sor.account_values("t", "S")
+    time.sleep(0.1)
+    sor.close()
+    # When the trial call cannot be sent
+    with pytest.raises(SystemOfRecordUnavailable, match="no worker") as raised:
+        sor.account_values("t", "S")
+    assert not isinstance(raised.value, CircuitOpen)
+    # Then the trial's place is free again: the breaker is not stuck half-open for ever
+    assert sor.breaker.before() is True
+
+
+def test_an_answer_cut_short_is_an_outage():
+    from agent_memory.adapters.sor.breaker import Breaker
+
+    # Given a server that promises 200 bytes, sends 20 and hangs up
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n")
+        conn.sendall(b'{"values": {"seats":')
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    sor = HttpSystemOfRecord(
+        f"http://127.0.0.1:{srv.getsockname()[1]}", cache_seconds=0, breaker=Breaker(failures=1)
+    )
+    with pytest.raises(SystemOfRecordUnavailable):
+        sor.account_values("t", "S")
+    srv.close()
+    # Then it counted as an outage (a dying server), not as a malformed answer
+    assert sor.breaker.state == "open"

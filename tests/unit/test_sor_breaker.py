@@ -1,7 +1,5 @@
 """The system-of-record circuit breaker (pure logic, a hand-driven clock)."""
 
-import threading
-
 import pytest
 
 from agent_memory.adapters.sor.breaker import Breaker, CircuitOpen
@@ -27,8 +25,7 @@ def breaker(clock):
 
 def fail(b: Breaker, times: int) -> None:
     for _ in range(times):
-        b.before()
-        b.failed()
+        b.failed(b.before())
 
 
 def test_it_opens_only_after_the_threshold_of_consecutive_failures(breaker):
@@ -49,7 +46,7 @@ def test_after_the_cooldown_exactly_one_trial_goes_through(breaker, clock):
     with pytest.raises(CircuitOpen):
         breaker.before()
     clock.now += 0.2
-    breaker.before()  # the trial
+    assert breaker.before() is True  # the trial
     with pytest.raises(CircuitOpen):  # everyone else still fails fast while it runs
         breaker.before()
 
@@ -57,8 +54,7 @@ def test_after_the_cooldown_exactly_one_trial_goes_through(breaker, clock):
 def test_a_failed_trial_opens_the_breaker_for_another_full_cooldown(breaker, clock):
     fail(breaker, 3)
     clock.now += 31
-    breaker.before()
-    breaker.failed()
+    breaker.failed(breaker.before())
     assert breaker.state == "open"
     clock.now += 29
     with pytest.raises(CircuitOpen):
@@ -70,33 +66,50 @@ def test_a_failed_trial_opens_the_breaker_for_another_full_cooldown(breaker, clo
 def test_a_successful_trial_closes_it(breaker, clock):
     fail(breaker, 3)
     clock.now += 31
-    breaker.before()
-    breaker.succeeded()
+    breaker.succeeded(breaker.before())
     assert breaker.state == "closed"
     breaker.before()
     breaker.before()  # no longer one at a time
 
 
 def test_a_late_failure_of_a_call_made_before_it_opened_does_not_extend_the_cooldown(breaker, clock):
-    breaker.before()  # a slow call, let through while closed
+    slow = breaker.before()  # a slow call, let through while closed
     fail(breaker, 3)
     opened_at = clock.now
     clock.now += 20
-    breaker.failed()  # the slow call ends, failing
+    breaker.failed(slow)  # the slow call ends, failing
     clock.now = opened_at + 30.5
     breaker.before()  # the cooldown still counts from the opening
 
 
-def test_callers_never_wait_on_each_other(breaker):
-    # Given a call in flight through the breaker (before() returned, the outcome not reported yet)
-    breaker.before()
-    # When another thread passes the breaker meanwhile
-    done = threading.Event()
-    t = threading.Thread(target=lambda: (breaker.before(), done.set()))
-    t.start()
-    t.join(5)
-    # Then it was not held up by the first call
-    assert done.is_set()
+def test_a_straggler_failing_during_the_trial_neither_ends_it_nor_lets_a_second_one_through(breaker, clock):
+    # Given a slow call let through while closed, then the breaker opened and its trial started
+    slow = breaker.before()
+    fail(breaker, 3)
+    clock.now += 31
+    trial = breaker.before()
+    # When the slow call ends, failing, while the trial is still in flight
+    breaker.failed(slow)
+    # Then the trial is still the only call let through
+    with pytest.raises(CircuitOpen):
+        breaker.before()
+    breaker.succeeded(trial)
+    assert breaker.state == "closed"
+
+
+def test_a_trial_that_got_no_answer_frees_its_place_for_the_next_caller(breaker, clock):
+    fail(breaker, 3)
+    clock.now += 31
+    breaker.release(breaker.before())  # e.g. interrupted, or never sent
+    assert breaker.state == "half-open"
+    assert breaker.before() is True  # the next caller is the trial
+
+
+def test_an_answer_while_open_closes_it(breaker):
+    slow = breaker.before()
+    fail(breaker, 3)
+    breaker.succeeded(slow)  # the system answered after all
+    assert breaker.state == "closed"
 
 
 @pytest.mark.parametrize(("failures", "cooldown"), [(0, 30), (3, 0), (3, -1)])

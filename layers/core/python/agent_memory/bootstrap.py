@@ -228,6 +228,9 @@ def build_container(
     )
     container.lifecycle.seal_access_log = container.access_log.seal_tenant
     container.erasure.start_workflow = _workflow_starter(settings, container.erasure, container.on_close)
+    close_sor = getattr(sor, "close", None)  # the HTTP adapter's worker threads
+    if close_sor is not None:
+        container.on_close.append(close_sor)
     from agent_memory.domain.tokens import count_tokens
 
     count_tokens("warm up")  # load the tokenizer vocabularies now, not on the first request

@@ -46,34 +46,50 @@ class Breaker:
                 return "closed"
             return "half-open" if self._clock() - self._opened_at >= self.cooldown_s else "open"
 
-    def before(self) -> None:
-        """Raise CircuitOpen unless this call may go to the system of record."""
+    def before(self) -> bool:
+        """Raise CircuitOpen unless this call may go to the system of record; True when the call
+        is the half-open trial. Whatever happens to the call, its outcome must be reported with
+        that flag: succeeded(), failed(), or release() when it got no answer either way."""
         with self._lock:
             if self._opened_at is None:
-                return
+                return False
             if self._clock() - self._opened_at >= self.cooldown_s and not self._trial:
                 self._trial = True  # this caller is the trial; the others still fail fast
-                return
+                return True
         raise CircuitOpen("circuit open: the system of record failed recently")
 
-    def succeeded(self) -> None:
+    def succeeded(self, trial: bool = False) -> None:
+        """The system of record answered (an answer of any kind is evidence it is up)."""
         with self._lock:
             reopened = self._opened_at is not None
             self._consecutive = 0
             self._opened_at = None
-            self._trial = False
+            if trial or reopened:
+                self._trial = False
         if reopened:
             logger.info("system of record answers again; circuit closed")
 
-    def failed(self) -> None:
+    def failed(self, trial: bool = False) -> None:
+        """An outage. Only the trial's, or one while closed, counts: a straggler let through
+        before the breaker opened says nothing about the system of record now."""
         with self._lock:
+            if trial:
+                self._trial = False
+            elif self._opened_at is not None:
+                return
             self._consecutive += 1
-            trial, self._trial = self._trial, False
-            if not trial and (self._opened_at is not None or self._consecutive < self.failures):
-                return  # below the threshold, or a call let through before the breaker opened
+            if not trial and self._consecutive < self.failures:
+                return
             self._opened_at = self._clock()
             consecutive = self._consecutive
         logger.warning(
             "system of record failing; circuit opened",
             extra={"consecutive_failures": consecutive, "cooldown_s": self.cooldown_s},
         )
+
+    def release(self, trial: bool) -> None:
+        """The call got no answer and no outage either (never sent, interrupted): nothing learned,
+        but a trial frees its place for the next caller."""
+        if trial:
+            with self._lock:
+                self._trial = False

@@ -110,22 +110,35 @@ class HttpSystemOfRecord:
 
     def _get(self, path: str) -> Any:
         """The parsed answer, or _NOT_FOUND for a 404, within the timeout in all or not at all."""
-        self.breaker.before()
-        call = self._calls.submit(self._fetch, path)
+        trial = self.breaker.before()
+        try:
+            call = self._calls.submit(self._fetch, path)
+        except RuntimeError as exc:  # no thread to run it (the process is shutting down)
+            self.breaker.release(trial)
+            raise SystemOfRecordUnavailable("no worker to ask the system of record") from exc
         try:
             body = call.result(timeout=self.timeout_s)
         except FutureTimeout:
-            call.cancel()
-            self.breaker.failed()
+            if call.cancel():  # never started: this process's own queue was slow, not the system
+                self.breaker.release(trial)
+                raise SystemOfRecordUnavailable("no worker free within the timeout") from None
+            self.breaker.failed(trial)
             raise _Outage("no answer within the timeout") from None
         except _Outage:
-            self.breaker.failed()
+            self.breaker.failed(trial)
             raise
-        except BaseException:
-            self.breaker.succeeded()  # it answered, if not usefully
+        except SystemOfRecordUnavailable:
+            self.breaker.succeeded(trial)  # it answered, if not usefully
             raise
-        self.breaker.succeeded()
+        except BaseException:  # interrupted, or a defect: no evidence either way
+            self.breaker.release(trial)
+            raise
+        self.breaker.succeeded(trial)
         return body
+
+    def close(self) -> None:
+        """Stop taking calls; queued ones are dropped (running ones end with their socket)."""
+        self._calls.shutdown(wait=False, cancel_futures=True)
 
     def _fetch(self, path: str) -> Any:
         """The parsed answer, or _NOT_FOUND for a 404 (a JSON null is a malformed answer, not that)."""
@@ -144,14 +157,16 @@ class HttpSystemOfRecord:
                         raise SystemOfRecordUnavailable("answer too large")
                     if time.monotonic() > deadline:
                         raise _Outage("answer slower than the timeout")
+                if resp.length:  # bytes the Content-Length promised that never came
+                    raise _Outage("answer cut short")
                 return json.loads(body, parse_constant=_no_constant)
         except urllib.error.HTTPError as err:
             if err.code == 404:
                 return _NOT_FOUND
             kind = _Outage if err.code >= 500 or err.code == 429 else SystemOfRecordUnavailable
             raise kind(f"HTTP {err.code}") from err
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:  # refused, reset, timed out
-            raise _Outage(type(exc).__name__) from exc
+        except (urllib.error.URLError, TimeoutError, OSError, http.client.IncompleteRead) as exc:
+            raise _Outage(type(exc).__name__) from exc  # refused, reset, timed out, cut short
         except (
             http.client.HTTPException,  # a garbled status line, header or chunk
             ValueError,
