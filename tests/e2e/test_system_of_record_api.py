@@ -199,6 +199,41 @@ def test_a_null_live_value_does_not_condemn_memories(api, tok):
 # --- 4. needs_revalidation: once, and ignored afterwards -------------------------------------
 
 
+def test_a_cached_older_answer_never_clears_a_flag_a_fresher_read_set(
+    api, tok, database_url, container, sor_server
+):
+    from agent_memory.adapters.sor.http import HttpSystemOfRecord
+    from agent_memory.domain.enums import Role
+    from agent_memory.domain.records import Principal
+    from agent_memory.services.retrieval import RetrievalBroker, RetrieveRequest
+
+    # Given a second warm environment whose system-of-record cache keeps answers 60 s (this
+    # module's API reads the system of record fresh every time)
+    cached = RetrievalBroker(
+        container.store,
+        container.embedder,
+        container.policies,
+        HttpSystemOfRecord(sor_server.url_for(""), timeout_s=1.0, cache_seconds=60),
+    )
+    agent = Principal(sub="agent-1", tenant_id=T, roles=frozenset({Role.AGENT}), clearance="confidential")
+    ask = RetrieveRequest(subject_id="S-CACHED", query="How many seats do they have?")
+    mid = write(
+        api, tok, "S-CACHED", slot="account.seats", content="The account has 12 seats.", value={"seats": 12}
+    )
+    # and that environment caches the live 12, which agrees
+    acct("S-CACHED", seats=12)
+    assert mid in [m["id"] for m in cached.retrieve(agent, ask).memories]
+    # When the system of record changes to 40, a fresh read flags the memory, and the cached
+    # environment retrieves again, still holding the 12 it read before that
+    acct("S-CACHED", seats=40)
+    retrieve(api, tok, "S-CACHED")
+    assert api.get(f"/v1/memories/{mid}", token=tok["agent"]).body["needs_revalidation"] is True
+    assert [lv["value"] for lv in cached.retrieve(agent, ask).live] == [12]
+    # Then the flag stands: the cached answer was read before the one that set it
+    assert api.get(f"/v1/memories/{mid}", token=tok["agent"]).body["needs_revalidation"] is True
+    assert "revalidated_agrees_with_live_value" not in event_reasons(database_url, mid)
+
+
 def test_an_older_agreeing_answer_never_clears_a_flag_a_newer_check_confirmed(api, tok, database_url):
     # Given a memory flagged because the system of record contradicted it
     mid = write(

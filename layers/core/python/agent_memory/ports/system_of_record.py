@@ -12,6 +12,7 @@ class LiveValue:
     field: str
     value: Any
     as_of: datetime | None  # None: the system of record did not say
+    read_at: datetime | None = None  # when this process asked for it (a cache hit keeps the first time)
 
 
 @dataclass(frozen=True)

@@ -249,14 +249,13 @@ class RetrievalBroker:
         with the ids returned."""
         stale: dict[str, str] = result.pop("stale")  # memory id -> the live field it contradicts
         agreeing: dict[str, str] = result.pop("revalidated")  # flagged, and now agreeing again
-        asked_at: datetime = result.pop("live_asked_at")
+        read_at: datetime = result.pop("live_read_at")
+        flagged, cleared = (
+            session.revalidate(sorted(stale), sorted(agreeing), read_at) if stale or agreeing else ([], [])
+        )
         changed = [
-            (mid, stale[mid], True, "needs_revalidation_contradicts_live_value")
-            for mid in (session.mark_needs_revalidation(sorted(stale), asked_at) if stale else [])
-        ] + [
-            (mid, agreeing[mid], False, "revalidated_agrees_with_live_value")
-            for mid in (session.clear_needs_revalidation(sorted(agreeing), asked_at) if agreeing else [])
-        ]
+            (mid, stale[mid], True, "needs_revalidation_contradicts_live_value") for mid in flagged
+        ] + [(mid, agreeing[mid], False, "revalidated_agrees_with_live_value") for mid in cleared]
         if changed:
             session.append_events(
                 [
@@ -489,7 +488,7 @@ class RetrievalBroker:
             "ticket_not_found": live.ticket_not_found,
             "stale": stale_fields,
             "revalidated": revalidated,
-            "live_asked_at": live.asked_at,
+            "live_read_at": live.read_at(),
         }
 
 
@@ -511,8 +510,15 @@ class _Live:
     ticket_unavailable: bool = False
     ticket_not_found: bool = False
     withheld: list[str] = field(default_factory=list)
-    # when asking began (the wall clock, not the request's as-of): orders racing revalidations
+    # when asking began (the wall clock, not the request's as-of)
     asked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def read_at(self) -> datetime:
+        """When the live values decided on were read from the system of record: for a cached
+        answer, when it was cached. This orders racing revalidations (store.revalidate)."""
+        return min(
+            (lv.read_at for lv in self.values.values() if lv.read_at is not None), default=self.asked_at
+        )
 
 
 @dataclass

@@ -428,35 +428,36 @@ class PostgresTenantSession(LifecycleQueries):
             "DELETE FROM retrieval_log WHERE tenant_id = %s AND id = ANY(%s)", (self.tenant_id, list(ids))
         )
 
-    def mark_needs_revalidation(self, memory_ids: Sequence[str], checked_at: datetime) -> list[str]:
-        """Flag memories found contradicting a live value read from `checked_at` on; the ids
-        newly flagged. Every one keeps the latest contradicting check's time."""
-        rows = self.conn.execute(
-            """WITH old AS (SELECT id, needs_revalidation FROM memory_records
-                             WHERE tenant_id = %(t)s AND id = ANY(%(ids)s) FOR UPDATE)
-               UPDATE memory_records r
-                  SET needs_revalidation = true,
-                      revalidation_checked_at = greatest(r.revalidation_checked_at, %(at)s)
-                 FROM old
-                WHERE r.tenant_id = %(t)s AND r.id = old.id
-                  AND (NOT old.needs_revalidation OR r.revalidation_checked_at IS NULL
-                       OR r.revalidation_checked_at < %(at)s)
-            RETURNING r.id, NOT old.needs_revalidation AS newly""",
-            {"t": self.tenant_id, "ids": list(memory_ids), "at": checked_at},
-        ).fetchall()
-        return [r["id"] for r in rows if r["newly"]]
+    def revalidate(
+        self, contradicting: Sequence[str], agreeing: Sequence[str], checked_at: datetime
+    ) -> tuple[list[str], list[str]]:
+        """Record one check against the system of record, whose live values were read at
+        `checked_at`: memories found contradicting are flagged, flagged ones found agreeing are
+        cleared, each only if no check read later already decided (the older answer never wins),
+        and each keeps the time of the check that decided it. Returns (newly flagged, cleared).
 
-    def clear_needs_revalidation(self, memory_ids: Sequence[str], checked_at: datetime) -> list[str]:
-        """Clear the flag of memories found agreeing with a live value read from `checked_at` on,
-        unless a check that began later found them contradicting; the ids cleared."""
+        One statement, locking every row concerned in id order first: two retrievals deciding
+        the same memories in opposite ways wait for each other instead of deadlocking. A still
+        stale memory is written again only when the read is newer (a cached answer is not)."""
+        ids = sorted({*contradicting, *agreeing})
         rows = self.conn.execute(
-            """UPDATE memory_records SET needs_revalidation = false
-                WHERE tenant_id = %s AND id = ANY(%s) AND needs_revalidation
-                  AND (revalidation_checked_at IS NULL OR revalidation_checked_at < %s)
-            RETURNING id""",
-            (self.tenant_id, list(memory_ids), checked_at),
+            """WITH locked AS MATERIALIZED (
+                   SELECT id, needs_revalidation AS was, revalidation_checked_at AS last
+                     FROM memory_records WHERE tenant_id = %(t)s AND id = ANY(%(ids)s)
+                    ORDER BY id FOR UPDATE),
+               todo AS (
+                   SELECT id, id = ANY(%(stale)s) AS flag, was FROM locked
+                    WHERE (last IS NULL OR last < %(at)s) AND (id = ANY(%(stale)s) OR was))
+               UPDATE memory_records r
+                  SET needs_revalidation = todo.flag, revalidation_checked_at = %(at)s
+                 FROM todo
+                WHERE r.tenant_id = %(t)s AND r.id = todo.id
+            RETURNING r.id, todo.flag, todo.was""",
+            {"t": self.tenant_id, "ids": ids, "stale": list(contradicting), "at": checked_at},
         ).fetchall()
-        return [r["id"] for r in rows]
+        flagged = sorted(r["id"] for r in rows if r["flag"] and not r["was"])
+        cleared = sorted(r["id"] for r in rows if not r["flag"])
+        return flagged, cleared
 
     # -- sessions --------------------------------------------------------------
     def get_session(self, session_id: str, *, for_update: bool = False) -> dict[str, Any] | None:

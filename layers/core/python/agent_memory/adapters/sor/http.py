@@ -176,11 +176,14 @@ class HttpSystemOfRecord:
 
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]:
         def load() -> dict[str, LiveValue]:
+            read_at = datetime.now(UTC)
             body = self._get(f"/tenants/{_segment(tenant_id)}/accounts/{_segment(subject_id)}")
             if body is _NOT_FOUND:
                 return {}
             account = _parse(_Account, body)
-            return {f: LiveValue(f, e.value, _parse_time(e.as_of)) for f, e in account.values.items()}
+            return {
+                f: LiveValue(f, e.value, _parse_time(e.as_of), read_at) for f, e in account.values.items()
+            }
 
         return self.cache.get_or_load(("acct", tenant_id, subject_id), load)  # type: ignore[no-any-return]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from agent_memory.adapters.postgres.database import Database
 from agent_memory.adapters.sor.cache import TtlCache
 from agent_memory.ports.system_of_record import LiveValue, TicketState
@@ -16,12 +18,13 @@ class LocalSystemOfRecord:
 
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]:
         def load() -> dict[str, LiveValue]:
+            read_at = datetime.now(UTC)
             with self.db.tenant_transaction(tenant_id) as conn:
                 rows = conn.execute(
                     "SELECT field, value, as_of FROM sor_values WHERE tenant_id = %s AND subject_id = %s",
                     (tenant_id, subject_id),
                 ).fetchall()
-            return {r["field"]: LiveValue(r["field"], r["value"], r["as_of"]) for r in rows}
+            return {r["field"]: LiveValue(r["field"], r["value"], r["as_of"], read_at) for r in rows}
 
         return self.cache.get_or_load(("acct", tenant_id, subject_id), load)  # type: ignore[return-value]
 
