@@ -58,6 +58,17 @@ CASES = [
     ("Renewed on 12.03.2026 with 40 seats.", None, "seats", 12, True),
     ("Call booked at 12:30 about the 40 seats.", None, "seats", 12, True),
     ("Renewed 2026-03-12 with 12 seats.", None, "seats", 12, False),
+    ("Renewed on March 12, 2026 with 40 seats.", None, "seats", 12, True),
+    ("Renewed on 12 March 2026 with 40 seats.", None, "seats", 12, True),
+    ("Renewed on the 12th of March with 40 seats.", None, "seats", 12, True),
+    ("Renewed Mar. 12 with 40 seats.", None, "seats", 12, True),
+    ("Renews 12/2026 with 40 seats.", None, "seats", 12, True),
+    ("Renewal 2026-12, 40 seats.", None, "seats", 12, True),
+    ("Call at 12:30pm about the 40 seats.", None, "seats", 12, True),
+    ("Call at 12:30h about the 40 seats.", None, "seats", 12, True),
+    ("Call at 12pm about the 40 seats.", None, "seats", 12, True),
+    ("12 marketing seats.", None, "seats", 12, False),  # a word that starts like a month is not one
+    ("12 seats from May 2026.", None, "seats", 12, False),
     ("On 12/03/2026: 40 seats.", None, "seats", 40, False),
     ("The account has 1,200.5 seats at 3.5 each.", None, "seats", 3.5, False),  # decimals are not dates
     # a leading zero makes a code, not a number (session 7)

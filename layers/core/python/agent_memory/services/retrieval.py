@@ -615,9 +615,17 @@ def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bo
 
 
 _NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,_]\d)")
-_DATE_OR_TIME = re.compile(
-    r"(?<![\w.,/:-])(?:\d{4}-\d{1,2}-\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"
-    r"|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}/\d{1,2}/\d{1,2}|\d{1,2}:\d{2}(?::\d{2})?)(?![\w/:-]|[.,]\d)"
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_DATE_OR_TIME = re.compile(  # text is casefolded first
+    r"(?<![\w.,/:-])(?:"
+    r"\d{4}-\d{1,2}-\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"  # 2026-03-12[t09:30z]
+    r"|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}/\d{1,2}/\d{1,2}"  # 12/03/2026, 12.03.26, 2026/03/12
+    r"|\d{1,2}/\d{4}|\d{4}-\d{1,2}(?![\d-])"  # 12/2026, 2026-12
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:am|pm|h)\b)?|\d{1,2}\s?(?:am|pm)\b"  # 12:30, 12:30pm, 12:30h, 12pm
+    rf"|{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{4}})?"  # 12 march 2026, 12th of march
+    rf"|{_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?|{_MONTH}\s+\d{{4}}"  # march 12, 2026; mar. 12; march 2026
+    r")(?![\w/:-]|[.,]\d)"
 )
 
 
