@@ -345,18 +345,24 @@ def test_after_the_cooldown_one_trial_call_closes_the_breaker_when_the_system_is
     assert len(httpserver.log) == 5
 
 
-def test_calls_that_waited_in_this_process_queue_never_count_as_outages(httpserver):
+def test_calls_that_waited_in_this_process_queue_never_count_as_outages():
     from agent_memory.adapters.sor.breaker import Breaker
 
-    # Given one worker, held by a request the system of record answers only after the timeout
-    httpserver.expect_request("/tenants/t/accounts/S").respond_with_handler(
-        lambda request: (time.sleep(1.0), Response('{"values": {}}', content_type="application/json"))[1]
+    # Given one worker, held by a request whose headers trickle in for seconds
+    srv, port, stop = _slow_headers_server(delay=0.2)
+    sor = HttpSystemOfRecord(
+        f"http://127.0.0.1:{port}",
+        timeout_s=0.5,
+        cache_seconds=0,
+        max_concurrent=1,
+        breaker=Breaker(failures=2),
     )
-    sor = sor_for(httpserver, timeout_s=0.5, max_concurrent=1, breaker=Breaker(failures=2))
     # When four callers ask at once: one request is sent, three wait for the worker
     errors: list[str] = []
+    together = threading.Barrier(4)
 
     def ask() -> None:
+        together.wait()
         try:
             sor.account_values("t", "S")
         except SystemOfRecordUnavailable as exc:
@@ -370,6 +376,8 @@ def test_calls_that_waited_in_this_process_queue_never_count_as_outages(httpserv
     # Then all four gave up at the timeout, but only the request that was sent counts as an outage
     assert sorted(errors) == ["no answer within the timeout"] + ["no worker free within the timeout"] * 3
     assert sor.breaker.state == "closed"
+    stop.set()
+    srv.close()
     sor.close()
 
 
@@ -388,7 +396,7 @@ def test_a_call_that_cannot_be_sent_frees_the_trial(httpserver):
         sor.account_values("t", "S")
     assert not isinstance(raised.value, CircuitOpen)
     # Then the trial's place is free again: the breaker is not stuck half-open for ever
-    assert sor.breaker.before() is True
+    assert sor.breaker.before()
 
 
 def test_an_answer_cut_short_is_an_outage():

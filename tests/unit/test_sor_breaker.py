@@ -46,7 +46,7 @@ def test_after_the_cooldown_exactly_one_trial_goes_through(breaker, clock):
     with pytest.raises(CircuitOpen):
         breaker.before()
     clock.now += 0.2
-    assert breaker.before() is True  # the trial
+    assert breaker.before()  # the trial (its number)
     with pytest.raises(CircuitOpen):  # everyone else still fails fast while it runs
         breaker.before()
 
@@ -102,7 +102,7 @@ def test_a_trial_that_got_no_answer_frees_its_place_for_the_next_caller(breaker,
     clock.now += 31
     breaker.release(breaker.before())  # e.g. interrupted, or never sent
     assert breaker.state == "half-open"
-    assert breaker.before() is True  # the next caller is the trial
+    assert breaker.before()  # the next caller is the trial
 
 
 def test_an_answer_while_open_closes_it(breaker):
@@ -116,3 +116,33 @@ def test_an_answer_while_open_closes_it(breaker):
 def test_a_breaker_that_could_never_close_or_open_is_refused(failures, cooldown):
     with pytest.raises(ValueError):
         Breaker(failures=failures, cooldown_s=cooldown)
+
+
+def test_a_trial_that_outlived_a_later_one_can_never_end_it(breaker, clock):
+    # Given a trial still running when a straggler's answer closed the breaker, which then
+    # reopened, cooled down and started a second trial
+    fail(breaker, 3)
+    clock.now += 31
+    old_trial = breaker.before()
+    breaker.succeeded(0)  # a straggler's answer
+    fail(breaker, 3)
+    clock.now += 31
+    new_trial = breaker.before()
+    assert new_trial and new_trial != old_trial
+    # When the old trial ends, either way
+    breaker.release(old_trial)
+    breaker.failed(old_trial)
+    # Then the new trial is still the only call let through
+    with pytest.raises(CircuitOpen):
+        breaker.before()
+    breaker.succeeded(new_trial)
+    assert breaker.state == "closed"
+
+
+def test_a_stale_trial_failure_counts_like_any_other_once_closed(breaker, clock):
+    fail(breaker, 3)
+    clock.now += 31
+    old_trial = breaker.before()
+    breaker.succeeded(0)  # closed by another answer
+    breaker.failed(old_trial)  # one failure: below the threshold of three
+    assert breaker.state == "closed"

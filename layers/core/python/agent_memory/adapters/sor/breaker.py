@@ -37,7 +37,8 @@ class Breaker:
         self._lock = threading.Lock()
         self._consecutive = 0
         self._opened_at: float | None = None  # None: closed
-        self._trial = False  # a half-open trial call is in flight
+        self._trial = 0  # the half-open trial call in flight (its number), or 0
+        self._trials = 0
 
     @property
     def state(self) -> str:
@@ -46,39 +47,42 @@ class Breaker:
                 return "closed"
             return "half-open" if self._clock() - self._opened_at >= self.cooldown_s else "open"
 
-    def before(self) -> bool:
-        """Raise CircuitOpen unless this call may go to the system of record; True when the call
-        is the half-open trial. Whatever happens to the call, its outcome must be reported with
-        that flag: succeeded(), failed(), or release() when it got no answer either way."""
+    def before(self) -> int:
+        """Raise CircuitOpen unless this call may go to the system of record. Returns the call's
+        trial number when it is the half-open trial, else 0. Whatever happens to the call, its
+        outcome must be reported with that number: succeeded(), failed(), or release() when it
+        got no answer either way. A number is honoured only while its trial is the current one,
+        so a trial that outlived a later one can never end it."""
         with self._lock:
             if self._opened_at is None:
-                return False
+                return 0
             if self._clock() - self._opened_at >= self.cooldown_s and not self._trial:
-                self._trial = True  # this caller is the trial; the others still fail fast
-                return True
+                self._trials += 1
+                self._trial = self._trials  # this caller is the trial; the others still fail fast
+                return self._trial
         raise CircuitOpen("circuit open: the system of record failed recently")
 
-    def succeeded(self, trial: bool = False) -> None:
+    def succeeded(self, trial: int = 0) -> None:
         """The system of record answered (an answer of any kind is evidence it is up)."""
         with self._lock:
             reopened = self._opened_at is not None
             self._consecutive = 0
             self._opened_at = None
-            if trial or reopened:
-                self._trial = False
+            self._trial = 0
         if reopened:
             logger.info("system of record answers again; circuit closed")
 
-    def failed(self, trial: bool = False) -> None:
-        """An outage. Only the trial's, or one while closed, counts: a straggler let through
-        before the breaker opened says nothing about the system of record now."""
+    def failed(self, trial: int = 0) -> None:
+        """An outage. Only the current trial's, or one while closed, counts: a straggler let
+        through earlier says nothing about the system of record now."""
         with self._lock:
-            if trial:
-                self._trial = False
+            current = bool(trial) and trial == self._trial
+            if current:
+                self._trial = 0
             elif self._opened_at is not None:
                 return
             self._consecutive += 1
-            if not trial and self._consecutive < self.failures:
+            if not current and self._consecutive < self.failures:
                 return
             self._opened_at = self._clock()
             consecutive = self._consecutive
@@ -87,9 +91,9 @@ class Breaker:
             extra={"consecutive_failures": consecutive, "cooldown_s": self.cooldown_s},
         )
 
-    def release(self, trial: bool) -> None:
+    def release(self, trial: int) -> None:
         """The call got no answer and no outage either (never sent, interrupted): nothing learned,
-        but a trial frees its place for the next caller."""
-        if trial:
-            with self._lock:
-                self._trial = False
+        but the current trial frees its place for the next caller."""
+        with self._lock:
+            if trial and trial == self._trial:
+                self._trial = 0

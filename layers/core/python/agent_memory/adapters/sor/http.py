@@ -24,7 +24,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -130,6 +130,9 @@ class HttpSystemOfRecord:
         except SystemOfRecordUnavailable:
             self.breaker.succeeded(trial)  # it answered, if not usefully
             raise
+        except CancelledError:  # the adapter closed while this call waited
+            self.breaker.release(trial)
+            raise SystemOfRecordUnavailable("the system-of-record client is closing") from None
         except BaseException:  # interrupted, or a defect: no evidence either way
             self.breaker.release(trial)
             raise
