@@ -100,3 +100,89 @@ def test_a_no_transaction_migration_must_hold_exactly_one_statement(fresh_url, m
     with pytest.raises(ConfigurationError, match="exactly one statement"):
         run(fresh_url, monkeypatch, TABLE, ("0901_bad.sql", sql))
     assert recorded(fresh_url) == {"0900_test_table.sql"}
+
+
+def test_two_migrators_at_once_wait_for_each_other_during_a_concurrent_build(fresh_url, monkeypatch):
+    import threading
+    import time
+
+    # Given a concurrent build held up by an open transaction on its table (a busy database)
+    run(fresh_url, monkeypatch, TABLE)
+    blocker = psycopg.connect(fresh_url)
+    blocker.execute("LOCK TABLE mig_probe IN SHARE ROW EXCLUSIVE MODE")  # the build waits for it
+    outcomes: dict[str, object] = {}
+
+    def migrate(who: str) -> None:
+        try:
+            outcomes[who] = database.migrate(
+                fresh_url, embedding_dim=384, embedding_model="local-minilm-onnx"
+            )
+        except Exception as exc:
+            outcomes[who] = f"{type(exc).__name__}: {exc}"
+
+    monkeypatch.setattr(database, "migration_files", lambda: [*REAL_MIGRATIONS(), TABLE, UNIQUE_CONCURRENTLY])
+    monkeypatch.setattr(database, "MIGRATION_LOCK_POLL_S", 0.05)
+    first = threading.Thread(target=migrate, args=("first",))
+    first.start()
+    time.sleep(0.5)
+    # When a second migrator (a deploy while an operator runs it by hand) starts meanwhile
+    second = threading.Thread(target=migrate, args=("second",))
+    second.start()
+    time.sleep(1.0)
+    blocker.commit()
+    blocker.close()
+    first.join(30)
+    second.join(30)
+    # Then neither was killed as a deadlock: one built the index, the other found it applied
+    assert sorted(map(str, outcomes.values())) == ["['0901_test_unique.sql']", "[]"], outcomes
+    assert index_state(fresh_url) is True
+
+
+@pytest.mark.parametrize(
+    ("index_sql", "stored"),
+    [
+        ("CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS Mig_Probe_X ON mig_probe (x)", "mig_probe_x"),
+        (
+            'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "mig_probe_x" ON public.mig_probe (x)',
+            "mig_probe_x",
+        ),
+        (
+            'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "Mig Probe" ON "public"."mig_probe" (x)',
+            "Mig Probe",
+        ),
+    ],
+)
+def test_an_invalid_index_is_rebuilt_however_its_name_is_written(fresh_url, monkeypatch, index_sql, stored):
+    # Given a failed concurrent unique build, left INVALID, of an index named in mixed case or quoted
+    migration = ("0901_test_unique.sql", f"-- migrate: no-transaction\n{index_sql};\n")
+    run(fresh_url, monkeypatch, TABLE)
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO mig_probe VALUES (1), (1)")
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        run(fresh_url, monkeypatch, TABLE, migration)
+    # When the data is fixed and the migration runs again
+    with psycopg.connect(fresh_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM mig_probe WHERE ctid = (SELECT min(ctid) FROM mig_probe)")
+    run(fresh_url, monkeypatch, TABLE, migration)
+    # Then the index is valid, and only then recorded
+    with psycopg.connect(fresh_url) as conn:
+        valid = conn.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
+            (stored,),
+        ).fetchone()
+    assert valid == (True,)
+    assert "0901_test_unique.sql" in recorded(fresh_url)
+
+
+def test_a_migration_whose_index_is_skipped_for_a_name_taken_elsewhere_is_not_recorded(
+    fresh_url, monkeypatch
+):
+    # Given an index of that name on another table: IF NOT EXISTS would skip the build silently
+    other = (
+        "0900_test_table.sql",
+        "CREATE TABLE mig_probe (x integer); CREATE TABLE mig_other (x integer);"
+        " CREATE INDEX mig_probe_x ON mig_other (x);",
+    )
+    with pytest.raises(ConfigurationError, match="missing or invalid"):
+        run(fresh_url, monkeypatch, other, UNIQUE_CONCURRENTLY)
+    assert "0901_test_unique.sql" not in recorded(fresh_url)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import select
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -162,7 +163,10 @@ def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list
     applied: list[str] = []
     with psycopg.connect(owner_url, autocommit=True) as conn:
         _check_pgvector(conn)
-        conn.execute("SELECT pg_advisory_lock(7246001)")
+        # Poll rather than block: a migrator blocked in pg_advisory_lock holds a snapshot, which a
+        # concurrent index build in the other migrator waits for, and that is a deadlock.
+        while not conn.execute("SELECT pg_try_advisory_lock(7246001)").fetchone()[0]:  # type: ignore[index]
+            time.sleep(MIGRATION_LOCK_POLL_S)
         try:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
@@ -186,17 +190,26 @@ def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list
 
 
 NO_TRANSACTION = "-- migrate: no-transaction"
+MIGRATION_LOCK_POLL_S = 0.5
+_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
 _CONCURRENT_INDEX = re.compile(
-    r"^\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)\s+ON\b",
+    rf"^\s*CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?({_IDENT})\s+"
+    rf"ON\s+(?:ONLY\s+)?({_IDENT}(?:\s*\.\s*{_IDENT})?)",
     re.IGNORECASE,
 )
+
+
+def _identifier(raw: str) -> str:
+    """An SQL identifier as PostgreSQL stores it: quoted kept as is, unquoted folded to lower case."""
+    return raw[1:-1].replace('""', '"') if raw.startswith('"') else raw.lower()
 
 
 def _apply_outside_a_transaction(conn: psycopg.Connection[Any], name: str, sql: str) -> None:
     """A migration whose first line is NO_TRANSACTION: one statement, run outside a transaction,
     for what PostgreSQL refuses inside one (CREATE INDEX CONCURRENTLY builds an index on a large
     table without blocking writes). A build that failed halfway leaves an INVALID index that
-    IF NOT EXISTS would then skip; it is dropped first, so a re-run builds it again."""
+    IF NOT EXISTS would then skip; it is dropped first, so a re-run builds it again, and the
+    migration is recorded only once the index is valid."""
     body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--")).strip()
     statement = body[:-1] if body.endswith(";") else body
     if not statement or ";" in statement:
@@ -204,21 +217,37 @@ def _apply_outside_a_transaction(conn: psycopg.Connection[Any], name: str, sql: 
             f"migration {name} runs outside a transaction and must hold exactly one statement"
         )
     index = _CONCURRENT_INDEX.match(statement)
+    if index is None and re.search(r"\bINDEX\s+CONCURRENTLY\b", statement, re.IGNORECASE):
+        raise ConfigurationError(
+            f"migration {name}: write CREATE [UNIQUE] INDEX CONCURRENTLY [IF NOT EXISTS] <name> ON <table>"
+        )
     if index is not None:
-        invalid = conn.execute(
-            """SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-                WHERE c.relname = %s AND c.relnamespace = 'public'::regnamespace AND NOT i.indisvalid""",
-            (index.group(1),),
-        ).fetchone()
-        if invalid is not None:
-            logger.warning(
-                "dropping an invalid index left by a failed build", extra={"index": index.group(1)}
-            )
+        index_name, table = _identifier(index.group(1)), index.group(2)
+        if _index_valid(conn, index_name, table) is False:
+            logger.warning("dropping an invalid index left by a failed build", extra={"index": index_name})
+            schema = conn.execute(
+                "SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = to_regclass(%s)", (table,)
+            ).fetchone()[0]  # type: ignore[index]
             conn.execute(
-                psycopg.sql.SQL("DROP INDEX CONCURRENTLY {}").format(psycopg.sql.Identifier(index.group(1)))
+                psycopg.sql.SQL("DROP INDEX CONCURRENTLY {}.{}").format(
+                    psycopg.sql.Identifier(schema), psycopg.sql.Identifier(index_name)
+                )
             )
     conn.execute(statement)  # autocommit: its own statement, no transaction block
+    if index is not None and _index_valid(conn, _identifier(index.group(1)), index.group(2)) is not True:
+        raise ConfigurationError(f"migration {name}: the index it builds is missing or invalid")
     conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
+
+
+def _index_valid(conn: psycopg.Connection[Any], index_name: str, table: str) -> bool | None:
+    """Whether the index of that name on that table (schema-qualified or on the search path) is
+    valid; None when there is none."""
+    row = conn.execute(
+        """SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+            WHERE i.indrelid = to_regclass(%s) AND c.relname = %s""",
+        (table, index_name),
+    ).fetchone()
+    return None if row is None else bool(row[0])
 
 
 def grant_app_login(owner_url: str, password: str, *, app_role: str = "memory_app") -> None:

@@ -433,8 +433,10 @@ class PostgresTenantSession(LifecycleQueries):
     ) -> tuple[list[str], list[str]]:
         """Record one check against the system of record, whose live values were read at
         `checked_at`: memories found contradicting are flagged, flagged ones found agreeing are
-        cleared, each only if no check read later already decided (the older answer never wins),
-        and each keeps the time of the check that decided it. Returns (newly flagged, cleared).
+        cleared, each only if no check read later already flagged or cleared it, and each keeps
+        the time of the check that decided it. Returns (newly flagged, cleared). Agreement with a
+        memory that is not flagged is not recorded (it would write on every retrieval), so an
+        older contradicting read can still flag it; the next check clears it.
 
         One statement, locking every row concerned in id order first: two retrievals deciding
         the same memories in opposite ways wait for each other instead of deadlocking. A still

@@ -1,5 +1,5 @@
--- When a memory was last found contradicting its slot's live value: the time that check began
--- asking the system of record. A retrieval that found the memory agreeing clears the flag only if
--- no contradicting check began after its own; otherwise two retrievals racing could leave the
--- flag cleared by the older answer. Nullable without a default: no table rewrite.
+-- When the live value that last flagged or cleared a memory's needs_revalidation was read from
+-- the system of record (for a cached answer, when it was cached). store.revalidate lets a check
+-- decide only if its read is newer, so of two racing retrievals the older answer does not undo
+-- the newer one. Nullable without a default: no table rewrite.
 ALTER TABLE memory_records ADD COLUMN IF NOT EXISTS revalidation_checked_at timestamptz;
