@@ -69,6 +69,13 @@ CASES = [
     ("Call at 12pm about the 40 seats.", None, "seats", 12, True),
     ("12 marketing seats.", None, "seats", 12, False),  # a word that starts like a month is not one
     ("12 seats from May 2026.", None, "seats", 12, False),
+    ("Renewed on the 12th of May with 40 seats.", None, "seats", 12, True),
+    ("Renewed May 12, 2026 with 40 seats.", None, "seats", 12, True),
+    ("Renewed 12 May 2026 with 40 seats.", None, "seats", 12, True),
+    # ... but "may" the verb and plain ratios are not dates (second review, session 7)
+    ("Of the 40 seats, 12 may be unused.", None, "seats", 12, False),
+    ("The customer says 12 may not be enough.", None, "seats", 12, False),
+    ("40/1000 seats in use.", None, "seats", 1000, False),
     ("On 12/03/2026: 40 seats.", None, "seats", 40, False),
     ("The account has 1,200.5 seats at 3.5 each.", None, "seats", 3.5, False),  # decimals are not dates
     # a leading zero makes a code, not a number (session 7)
