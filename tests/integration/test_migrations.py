@@ -150,19 +150,23 @@ def test_two_migrators_at_once_wait_for_each_other_during_a_concurrent_build(fre
             'CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "Mig Probe" ON "public"."mig_probe" (x)',
             "Mig Probe",
         ),
+        ('CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS t_x ON "Sales"."T" (x)', "t_x"),
     ],
 )
 def test_an_invalid_index_is_rebuilt_however_its_name_is_written(fresh_url, monkeypatch, index_sql, stored):
-    # Given a failed concurrent unique build, left INVALID, of an index named in mixed case or quoted
+    # Given a failed concurrent unique build, left INVALID, of an index named in mixed case or
+    # quoted, or on a table in a schema whose name needs quoting
+    table = '"Sales"."T"' if "Sales" in index_sql else "mig_probe"
     migration = ("0901_test_unique.sql", f"-- migrate: no-transaction\n{index_sql};\n")
     run(fresh_url, monkeypatch, TABLE)
     with psycopg.connect(fresh_url, autocommit=True) as conn:
-        conn.execute("INSERT INTO mig_probe VALUES (1), (1)")
+        conn.execute('CREATE SCHEMA "Sales"; CREATE TABLE "Sales"."T" (x integer)')
+        conn.execute(f"INSERT INTO {table} VALUES (1), (1)")
     with pytest.raises(psycopg.errors.UniqueViolation):
         run(fresh_url, monkeypatch, TABLE, migration)
     # When the data is fixed and the migration runs again
     with psycopg.connect(fresh_url, autocommit=True) as conn:
-        conn.execute("DELETE FROM mig_probe WHERE ctid = (SELECT min(ctid) FROM mig_probe)")
+        conn.execute(f"DELETE FROM {table} WHERE ctid = (SELECT min(ctid) FROM {table})")
     run(fresh_url, monkeypatch, TABLE, migration)
     # Then the index is valid, and only then recorded
     with psycopg.connect(fresh_url) as conn:

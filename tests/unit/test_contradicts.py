@@ -76,6 +76,13 @@ CASES = [
     ("Of the 40 seats, 12 may be unused.", None, "seats", 12, False),
     ("The customer says 12 may not be enough.", None, "seats", 12, False),
     ("40/1000 seats in use.", None, "seats", 1000, False),
+    # third review: "May 12" is a date; a day over 31 is a count
+    ("Renewed May 12 with 40 seats.", None, "seats", 12, True),
+    ("Renewed may. 12 with 40 seats.", None, "seats", 12, True),
+    ("Renewed 12 May with 40 seats.", None, "seats", 12, True),
+    ("Renewed on 12 May.", None, "seats", 12, True),
+    ("Since June 40 seats have been idle.", None, "seats", 40, False),
+    ("In April 50 licenses were added.", None, "seats", 50, False),
     ("On 12/03/2026: 40 seats.", None, "seats", 40, False),
     ("The account has 1,200.5 seats at 3.5 each.", None, "seats", 3.5, False),  # decimals are not dates
     # a leading zero makes a code, not a number (session 7)

@@ -617,7 +617,7 @@ def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bo
 _NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,_]\d)")
 # "may" is a month only with a day and a year, an ordinal or "of": "12 may be unused" is a count
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_DAY = r"(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"  # "june 40 seats" names a count
 _YEAR = r"(?:19|20)\d\d"
 _MONTH_NUMBER = r"(?:0?[1-9]|1[0-2])"
 _DATE_OR_TIME = re.compile(  # text is casefolded first
@@ -628,8 +628,9 @@ _DATE_OR_TIME = re.compile(  # text is casefolded first
     r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:am|pm|h)\b)?|\d{1,2}\s?(?:am|pm)\b"  # 12:30, 12:30pm, 12:30h, 12pm
     rf"|{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?"  # 12 march 2026, 12th of march
     rf"|{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?|{_MONTH}\s+{_YEAR}"  # march 12, 2026; mar. 12; march 2026
-    rf"|\d{{1,2}}(?:st|nd|rd|th)\s+(?:of\s+)?may|\d{{1,2}}\s+of\s+may|\d{{1,2}}\s+may,?\s+{_YEAR}"  # 12th may
-    rf"|may\s+\d{{1,2}}(?:st|nd|rd|th)|may\s+\d{{1,2}},?\s+{_YEAR}|(?:in|of|since|until)\s+may\s+{_YEAR}"
+    rf"|{_DAY}\s+(?:of\s+)?may(?:,?\s+{_YEAR}|(?=\s*(?:$|[.,;:!?)])|\s+(?:with|for|and|at|on|from|to)\b))"  # 12 may.
+    rf"|\d{{1,2}}(?:st|nd|rd|th)\s+(?:of\s+)?may|\d{{1,2}}\s+of\s+may"  # 12th may, 12 of may
+    rf"|may\.?\s+{_DAY}(?:,?\s+{_YEAR})?|(?:in|of|since|until)\s+may\s+{_YEAR}"  # may 12[, 2026]
     r")(?![\w/:-]|[.,]\d)"
 )
 

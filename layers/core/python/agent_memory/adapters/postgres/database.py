@@ -165,7 +165,15 @@ def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list
         _check_pgvector(conn)
         # Poll rather than block: a migrator blocked in pg_advisory_lock holds a snapshot, which a
         # concurrent index build in the other migrator waits for, and that is a deadlock.
+        waited_since = time.monotonic()
+        next_warning = waited_since + 30
         while not conn.execute("SELECT pg_try_advisory_lock(7246001)").fetchone()[0]:  # type: ignore[index]
+            if time.monotonic() >= next_warning:
+                logger.warning(
+                    "waiting for another migrator's lock",
+                    extra={"waited_s": round(time.monotonic() - waited_since)},
+                )
+                next_warning += 30
             time.sleep(MIGRATION_LOCK_POLL_S)
         try:
             conn.execute(
@@ -225,12 +233,15 @@ def _apply_outside_a_transaction(conn: psycopg.Connection[Any], name: str, sql: 
         index_name, table = _identifier(index.group(1)), index.group(2)
         if _index_valid(conn, index_name, table) is False:
             logger.warning("dropping an invalid index left by a failed build", extra={"index": index_name})
-            schema = conn.execute(
-                "SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = to_regclass(%s)", (table,)
+            schema = conn.execute(  # the index's own schema, as stored (not quoted)
+                """SELECT n.nspname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                     JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE i.indrelid = to_regclass(%s) AND c.relname = %s""",
+                (table, index_name),
             ).fetchone()[0]  # type: ignore[index]
             conn.execute(
-                psycopg.sql.SQL("DROP INDEX CONCURRENTLY {}.{}").format(
-                    psycopg.sql.Identifier(schema), psycopg.sql.Identifier(index_name)
+                psycopg.sql.SQL("DROP INDEX CONCURRENTLY {}").format(
+                    psycopg.sql.Identifier(schema, index_name)
                 )
             )
     conn.execute(statement)  # autocommit: its own statement, no transaction block
