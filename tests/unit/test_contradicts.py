@@ -83,6 +83,9 @@ CASES = [
     ("Renewed on 12 May.", None, "seats", 12, True),
     ("Since June 40 seats have been idle.", None, "seats", 40, False),
     ("In April 50 licenses were added.", None, "seats", 50, False),
+    ("Renewal 05/2026: 40 seats.", None, "seats", 5, True),
+    ("Renewed 2026-03-12: 40 seats.", None, "seats", 12, True),
+    ("Called at 12:30:15, 40 seats.", None, "seats", 12, True),
     ("On 12/03/2026: 40 seats.", None, "seats", 40, False),
     ("The account has 1,200.5 seats at 3.5 each.", None, "seats", 3.5, False),  # decimals are not dates
     # a leading zero makes a code, not a number (session 7)

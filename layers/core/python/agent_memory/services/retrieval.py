@@ -631,7 +631,7 @@ _DATE_OR_TIME = re.compile(  # text is casefolded first
     rf"|{_DAY}\s+(?:of\s+)?may(?:,?\s+{_YEAR}|(?=\s*(?:$|[.,;:!?)])|\s+(?:with|for|and|at|on|from|to)\b))"  # 12 may.
     rf"|\d{{1,2}}(?:st|nd|rd|th)\s+(?:of\s+)?may|\d{{1,2}}\s+of\s+may"  # 12th may, 12 of may
     rf"|may\.?\s+{_DAY}(?:,?\s+{_YEAR})?|(?:in|of|since|until)\s+may\s+{_YEAR}"  # may 12[, 2026]
-    r")(?![\w/:-]|[.,]\d)"
+    r")(?![\w/-]|[.,:]\d)"  # "05/2026: 12 seats" ends its date at the colon
 )
 
 
