@@ -68,7 +68,7 @@ def test_an_outage_opens_the_circuit_and_retrieval_still_answers_from_memory(api
 
 
 def test_a_retrieval_without_the_system_of_record_is_a_metric_an_operator_can_alarm_on(
-    capsys, monkeypatch, emitted_metrics
+    container, sor_server, capsys, monkeypatch, emitted_metrics
 ):
     import json
     from pathlib import Path
@@ -83,7 +83,8 @@ def test_a_retrieval_without_the_system_of_record_is_a_metric_an_operator_can_al
         (Path(__file__).resolve().parents[2] / "events/retrieve/renewal_question.json").read_text()
     )
     capsys.readouterr()
-    # When it runs through the retrieve handler while the system of record is down
+    # When it runs through the retrieve handler while the system of record answers no request
+    # (its circuit is open, or it has no route for this tenant)
     reply = load_handler_module(by_name("retrieve")).lambda_handler(
         event, LocalLambdaContext(function_name="retrieve")
     )

@@ -1,7 +1,7 @@
-"""store.revalidate against the real database: of two checks of a memory against the system of
-record, the one whose live value was read later decides, whichever commits last; a repeated
-answer rewrites nothing; two retrievals deciding the same memories in opposite ways never
-deadlock."""
+"""store.revalidate against the real database: of two checks that flag or clear a memory, the
+one whose live value was read later decides, whichever commits last (agreement with a memory
+that is not flagged is not recorded); a repeated answer rewrites nothing; two retrievals
+deciding the same memories in opposite ways never deadlock."""
 
 import threading
 from datetime import UTC, datetime, timedelta

@@ -66,7 +66,8 @@ def test_a_failed_trial_opens_the_breaker_for_another_full_cooldown(breaker, clo
 def test_a_successful_trial_closes_it(breaker, clock):
     fail(breaker, 3)
     clock.now += 31
-    breaker.succeeded(breaker.before())
+    breaker.before()
+    breaker.succeeded()
     assert breaker.state == "closed"
     breaker.before()
     breaker.before()  # no longer one at a time
@@ -87,13 +88,13 @@ def test_a_straggler_failing_during_the_trial_neither_ends_it_nor_lets_a_second_
     slow = breaker.before()
     fail(breaker, 3)
     clock.now += 31
-    trial = breaker.before()
+    breaker.before()  # the trial
     # When the slow call ends, failing, while the trial is still in flight
     breaker.failed(slow)
     # Then the trial is still the only call let through
     with pytest.raises(CircuitOpen):
         breaker.before()
-    breaker.succeeded(trial)
+    breaker.succeeded()
     assert breaker.state == "closed"
 
 
@@ -106,9 +107,9 @@ def test_a_trial_that_got_no_answer_frees_its_place_for_the_next_caller(breaker,
 
 
 def test_an_answer_while_open_closes_it(breaker):
-    slow = breaker.before()
+    breaker.before()  # a slow call, let through while closed
     fail(breaker, 3)
-    breaker.succeeded(slow)  # the system answered after all
+    breaker.succeeded()  # the system answered after all
     assert breaker.state == "closed"
 
 
@@ -118,24 +119,24 @@ def test_a_breaker_that_could_never_close_or_open_is_refused(failures, cooldown)
         Breaker(failures=failures, cooldown_s=cooldown)
 
 
-def test_a_trial_that_outlived_a_later_one_can_never_end_it(breaker, clock):
+def test_a_trial_that_outlived_a_later_one_neither_releases_nor_fails_it(breaker, clock):
     # Given a trial still running when a straggler's answer closed the breaker, which then
     # reopened, cooled down and started a second trial
     fail(breaker, 3)
     clock.now += 31
     old_trial = breaker.before()
-    breaker.succeeded(0)  # a straggler's answer
+    breaker.succeeded()  # a straggler's answer
     fail(breaker, 3)
     clock.now += 31
     new_trial = breaker.before()
     assert new_trial and new_trial != old_trial
-    # When the old trial ends, either way
+    # When the old trial gets no answer, or fails
     breaker.release(old_trial)
     breaker.failed(old_trial)
     # Then the new trial is still the only call let through
     with pytest.raises(CircuitOpen):
         breaker.before()
-    breaker.succeeded(new_trial)
+    breaker.succeeded()
     assert breaker.state == "closed"
 
 
@@ -143,6 +144,6 @@ def test_a_stale_trial_failure_counts_like_any_other_once_closed(breaker, clock)
     fail(breaker, 3)
     clock.now += 31
     old_trial = breaker.before()
-    breaker.succeeded(0)  # closed by another answer
+    breaker.succeeded()  # closed by another answer
     breaker.failed(old_trial)  # one failure: below the threshold of three
     assert breaker.state == "closed"

@@ -12,7 +12,7 @@ class LiveValue:
     field: str
     value: Any
     as_of: datetime | None  # None: the system of record did not say
-    read_at: datetime | None = None  # when this process asked for it (a cache hit keeps the first time)
+    read_at: datetime  # when this process sent the request for it (a cache hit keeps the first)
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,8 @@ class TicketState:
 
 
 class SystemOfRecordUnavailable(Exception):
-    """The system of record did not answer in time; retrieval answers from memory and says so."""
+    """The system of record gave no usable answer (down, too slow, malformed, or not asked while
+    its circuit is open); retrieval answers from memory and says so."""
 
 
 class SystemOfRecord(Protocol):

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -249,12 +249,14 @@ class RetrievalBroker:
         with the ids returned."""
         stale: dict[str, str] = result.pop("stale")  # memory id -> the live field it contradicts
         agreeing: dict[str, str] = result.pop("revalidated")  # flagged, and now agreeing again
-        read_at: datetime = result.pop("live_read_at")
-        flagged, cleared = (
-            session.revalidate(sorted(stale), sorted(agreeing), read_at) if stale or agreeing else ([], [])
+        read_at: datetime | None = result.pop("live_read_at")
+        newly_flagged, cleared = (
+            session.revalidate(sorted(stale), sorted(agreeing), read_at)
+            if read_at is not None and (stale or agreeing)
+            else ([], [])
         )
         changed = [
-            (mid, stale[mid], True, "needs_revalidation_contradicts_live_value") for mid in flagged
+            (mid, stale[mid], True, "needs_revalidation_contradicts_live_value") for mid in newly_flagged
         ] + [(mid, agreeing[mid], False, "revalidated_agrees_with_live_value") for mid in cleared]
         if changed:
             session.append_events(
@@ -510,15 +512,12 @@ class _Live:
     ticket_unavailable: bool = False
     ticket_not_found: bool = False
     withheld: list[str] = field(default_factory=list)
-    # when asking began (the wall clock, not the request's as-of)
-    asked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
-    def read_at(self) -> datetime:
-        """When the live values decided on were read from the system of record: for a cached
-        answer, when it was cached. This orders racing revalidations (store.revalidate)."""
-        return min(
-            (lv.read_at for lv in self.values.values() if lv.read_at is not None), default=self.asked_at
-        )
+    def read_at(self) -> datetime | None:
+        """When the live values decided on were read from the system of record (for a cached
+        answer, when it was cached): this orders racing revalidations (store.revalidate). None
+        when there are none, and then nothing was decided."""
+        return min((lv.read_at for lv in self.values.values()), default=None)
 
 
 @dataclass
@@ -615,7 +614,9 @@ def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bo
 
 
 _NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,_]\d)")
-# "may" is a month only with a day and a year, an ordinal or "of": "12 may be unused" is a count
+# "may" is a month only in shapes the verb cannot take: "may 12[, 2026]", "12[th] [of] may" before
+# a year, punctuation, the end or with/for/and/at/on/from/to, "in/of/since/until may 2026";
+# "12 may be unused" is a count
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _DAY = r"(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"  # "june 40 seats" names a count
 _YEAR = r"(?:19|20)\d\d"

@@ -231,34 +231,30 @@ def _apply_outside_a_transaction(conn: psycopg.Connection[Any], name: str, sql: 
         )
     if index is not None:
         index_name, table = _identifier(index.group(1)), index.group(2)
-        if _index_valid(conn, index_name, table) is False:
+        found = _index_state(conn, index_name, table)
+        if found is not None and not found[0]:
             logger.warning("dropping an invalid index left by a failed build", extra={"index": index_name})
-            schema = conn.execute(  # the index's own schema, as stored (not quoted)
-                """SELECT n.nspname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-                     JOIN pg_namespace n ON n.oid = c.relnamespace
-                    WHERE i.indrelid = to_regclass(%s) AND c.relname = %s""",
-                (table, index_name),
-            ).fetchone()[0]  # type: ignore[index]
             conn.execute(
                 psycopg.sql.SQL("DROP INDEX CONCURRENTLY {}").format(
-                    psycopg.sql.Identifier(schema, index_name)
+                    psycopg.sql.Identifier(found[1], index_name)
                 )
             )
     conn.execute(statement)  # autocommit: its own statement, no transaction block
-    if index is not None and _index_valid(conn, _identifier(index.group(1)), index.group(2)) is not True:
+    if index is not None and (_index_state(conn, index_name, table) or (False,))[0] is not True:
         raise ConfigurationError(f"migration {name}: the index it builds is missing or invalid")
     conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
 
 
-def _index_valid(conn: psycopg.Connection[Any], index_name: str, table: str) -> bool | None:
-    """Whether the index of that name on that table (schema-qualified or on the search path) is
-    valid; None when there is none."""
+def _index_state(conn: psycopg.Connection[Any], index_name: str, table: str) -> tuple[bool, str] | None:
+    """(valid, its schema as stored) for the index of that name on that table (schema-qualified
+    or on the search path); None when there is none."""
     row = conn.execute(
-        """SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        """SELECT i.indisvalid, n.nspname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+             JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE i.indrelid = to_regclass(%s) AND c.relname = %s""",
         (table, index_name),
     ).fetchone()
-    return None if row is None else bool(row[0])
+    return None if row is None else (bool(row[0]), str(row[1]))
 
 
 def grant_app_login(owner_url: str, password: str, *, app_role: str = "memory_app") -> None:

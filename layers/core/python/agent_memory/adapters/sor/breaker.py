@@ -3,9 +3,9 @@
 Without one, every retrieval that needs a live value waits a full timeout while the system of
 record is down, and each of those waits holds a worker. With one, after `failures` outages in a
 row the breaker opens and calls fail at once (the retrieval answers from memory and says
-`live_unavailable`); after `cooldown_s` a single trial call is let through, and its outcome closes
-or re-opens the breaker. Concurrent callers never wait for one another: the lock guards only the
-state, never the call.
+`live_unavailable` or `ticket_unavailable`); after `cooldown_s` a single trial call is let
+through, and its outcome closes or re-opens the breaker. Concurrent callers never wait for one
+another: the lock guards only the state, never the call.
 
 Hand-written rather than pybreaker: pybreaker 1.4 holds its lock for the whole guarded call, so
 every call to the system of record would run one at a time behind it.
@@ -25,9 +25,16 @@ class CircuitOpen(SystemOfRecordUnavailable):
     """The system of record was not asked: it failed recently and is cooling down."""
 
 
+DEFAULT_FAILURES = 5  # Settings.sor_breaker_failures
+DEFAULT_COOLDOWN_S = 30.0  # Settings.sor_breaker_cooldown_s
+
+
 class Breaker:
     def __init__(
-        self, failures: int = 5, cooldown_s: float = 30.0, clock: Callable[[], float] = time.monotonic
+        self,
+        failures: int = DEFAULT_FAILURES,
+        cooldown_s: float = DEFAULT_COOLDOWN_S,
+        clock: Callable[[], float] = time.monotonic,
     ):
         if failures < 1 or cooldown_s <= 0:
             raise ValueError("a breaker needs failures >= 1 and a positive cooldown")
@@ -50,9 +57,10 @@ class Breaker:
     def before(self) -> int:
         """Raise CircuitOpen unless this call may go to the system of record. Returns the call's
         trial number when it is the half-open trial, else 0. Whatever happens to the call, its
-        outcome must be reported with that number: succeeded(), failed(), or release() when it
-        got no answer either way. A number is honoured only while its trial is the current one,
-        so a trial that outlived a later one can never end it."""
+        outcome must be reported: succeeded(), failed(trial), or release(trial) when it got no
+        answer either way. failed() and release() honour a number only while its trial is the
+        current one, so a trial that outlived a later one can neither fail nor free it;
+        succeeded() closes the breaker whoever answered (any answer shows the system is up)."""
         with self._lock:
             if self._opened_at is None:
                 return 0
@@ -62,7 +70,7 @@ class Breaker:
                 return self._trial
         raise CircuitOpen("circuit open: the system of record failed recently")
 
-    def succeeded(self, trial: int = 0) -> None:
+    def succeeded(self) -> None:
         """The system of record answered (an answer of any kind is evidence it is up)."""
         with self._lock:
             reopened = self._opened_at is not None

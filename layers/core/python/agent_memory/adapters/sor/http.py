@@ -11,7 +11,8 @@ An answer is trusted no further than its shape: a malformed one, one larger than
 one slower than the timeout in all and a redirect all count as the system being unavailable. The
 timeout bounds the whole call, name lookup, connection and headers included: the request runs on a
 worker thread and the caller waits for it no longer than the timeout. Outages (no answer in time, a
-refused connection, a 5xx or 429) feed a circuit breaker (breaker.py), so that during one each
+refused or reset connection, a failed name lookup, an answer cut short, a 5xx or 429) feed a
+circuit breaker (breaker.py), so that during one each
 retrieval stops waiting a full timeout. A ticket that names another subject is not found: it is
 never shown to this one.
 """
@@ -128,7 +129,7 @@ class HttpSystemOfRecord:
             self.breaker.failed(trial)
             raise
         except SystemOfRecordUnavailable:
-            self.breaker.succeeded(trial)  # it answered, if not usefully
+            self.breaker.succeeded()  # it answered, if not usefully
             raise
         except CancelledError:  # the adapter closed while this call waited
             self.breaker.release(trial)
@@ -136,7 +137,7 @@ class HttpSystemOfRecord:
         except BaseException:  # interrupted, or a defect: no evidence either way
             self.breaker.release(trial)
             raise
-        self.breaker.succeeded(trial)
+        self.breaker.succeeded()
         return body
 
     def close(self) -> None:
@@ -158,8 +159,8 @@ class HttpSystemOfRecord:
                     body += chunk
                     if len(body) > MAX_BODY_BYTES:
                         raise SystemOfRecordUnavailable("answer too large")
-                    if time.monotonic() > deadline:
-                        raise _Outage("answer slower than the timeout")
+                    if time.monotonic() > deadline:  # frees this worker: its caller has given up
+                        raise SystemOfRecordUnavailable("answer slower than the timeout")
                 if resp.length:  # bytes the Content-Length promised that never came
                     raise _Outage("answer cut short")
                 return json.loads(body, parse_constant=_no_constant)
