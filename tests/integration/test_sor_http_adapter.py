@@ -423,3 +423,30 @@ def test_an_answer_cut_short_is_an_outage():
     srv.close()
     # Then it counted as an outage (a dying server), not as a malformed answer
     assert sor.breaker.state == "open"
+
+
+def test_a_server_trickling_its_headers_holds_a_worker_no_longer_than_twice_the_timeout():
+    # Given one worker, and a server whose headers trickle in for 16 s
+    srv, port, stop = _slow_headers_server(delay=0.2)
+    sor = HttpSystemOfRecord(f"http://127.0.0.1:{port}", timeout_s=0.5, cache_seconds=0, max_concurrent=1)
+    with pytest.raises(SystemOfRecordUnavailable, match="within the timeout"):
+        sor.account_values("t", "S")
+    # When the next call comes after twice the timeout (and a margin for a loaded machine)
+    time.sleep(1.0)
+    with pytest.raises(SystemOfRecordUnavailable) as second:
+        sor.account_values("t", "S")
+    # Then it got the worker and sent its own request (which this server never answers): the
+    # first request's socket was shut at its worker's deadline instead of holding it for 16 s
+    assert "no worker free" not in str(second.value)
+    stop.set()
+    srv.close()
+    sor.close()
+
+
+def test_https_goes_through_the_same_watched_connection(httpserver):
+    # Given a plain-HTTP server asked over https: the TLS handshake fails
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_json({"values": {}})
+    sor = HttpSystemOfRecord(httpserver.url_for("").replace("http://", "https://"), cache_seconds=0)
+    # Then it is an outage of the system of record, not an error of the adapter
+    with pytest.raises(SystemOfRecordUnavailable):
+        sor.account_values("t", "S")

@@ -19,8 +19,11 @@ never shown to this one.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -81,7 +84,46 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects)
+_REQUEST = threading.local()  # the worker thread's request in flight: its deadline and timers
+
+
+class _Watched(http.client.HTTPConnection):
+    """Once connected, a timer shuts the socket down at the request's deadline (twice the timeout
+    after the worker began, so that its caller, who waits one timeout, has always given up
+    first). The socket timeout bounds each read, not their sum: without this, a server that
+    trickles its headers a byte at a time holds a worker for as long as it likes, and enough of
+    them hold every worker."""
+
+    def connect(self) -> None:
+        super().connect()
+        deadline = getattr(_REQUEST, "deadline", None)
+        if deadline is not None and self.sock is not None:
+            timer = threading.Timer(max(0.0, deadline - time.monotonic()), _shut_down, (self.sock,))
+            timer.daemon = True
+            timer.start()
+            _REQUEST.timers.append(timer)
+
+
+class _WatchedHTTPS(_Watched, http.client.HTTPSConnection):
+    pass
+
+
+def _shut_down(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed: the request ended in time
+        sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked read in the worker (close would not)
+
+
+class _WatchedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_Watched, req)
+
+
+class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_WatchedHTTPS, req, context=self._context)  # type: ignore[attr-defined]
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects, _WatchedHTTPHandler, _WatchedHTTPSHandler)
 
 
 class HttpSystemOfRecord:
@@ -150,6 +192,7 @@ class HttpSystemOfRecord:
         if self.token:
             req.add_unredirected_header("Authorization", f"Bearer {self.token}")
         deadline = time.monotonic() + self.timeout_s
+        _REQUEST.deadline, _REQUEST.timers = deadline + self.timeout_s, []
         try:
             with _OPENER.open(req, timeout=self.timeout_s) as resp:
                 if resp.status != 200:  # a 3xx the opener did not follow
@@ -177,6 +220,10 @@ class HttpSystemOfRecord:
             RecursionError,  # JSON nested thousands deep
         ) as exc:
             raise SystemOfRecordUnavailable(type(exc).__name__) from exc
+        finally:
+            for timer in _REQUEST.timers:
+                timer.cancel()
+            _REQUEST.deadline, _REQUEST.timers = None, []
 
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]:
         def load() -> dict[str, LiveValue]:
