@@ -450,3 +450,115 @@ def test_https_goes_through_the_same_watched_connection(httpserver):
     # Then it is an outage of the system of record, not an error of the adapter
     with pytest.raises(SystemOfRecordUnavailable):
         sor.account_values("t", "S")
+
+
+def _self_signed_localhost(tmp_path):
+    """A certificate for localhost, and the file a client trusts it through."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_file, key_file
+
+
+def test_the_deadline_never_puts_the_token_on_the_wire_in_cleartext(tmp_path, monkeypatch):
+    import ssl
+
+    # Given a trusted TLS server that records the raw bytes each client sends after the handshake
+    cert_file, key_file = _self_signed_localhost(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(cert_file, key_file)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+    seen: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            raw = conn.dup()  # the bytes under TLS, as they travel
+            try:
+                tls = server_ctx.wrap_socket(conn, server_side=True)
+                raw.settimeout(0.5)
+                data = raw.recv(65536)
+                seen.append(data)
+                tls.close()
+            except OSError:
+                pass
+            finally:
+                raw.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    # and a name lookup so slow that each request's deadline (twice the timeout: 0.1 s) falls
+    # somewhere between its connection, its TLS handshake and its request being sent
+    real_lookup = socket.getaddrinfo
+    delays = iter([0.06 + 0.002 * (i % 25) for i in range(1000)])
+
+    def slow_lookup(*args, **kwargs):
+        time.sleep(next(delays))
+        return real_lookup(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
+    port = srv.getsockname()[1]
+    sor = HttpSystemOfRecord(
+        f"https://localhost:{port}", timeout_s=0.05, cache_seconds=0, token="S3CRET-TOKEN"
+    )
+    sor.breaker.failures = 10_000  # keep asking: this test is about every request
+    # When many requests race their deadline
+    for _ in range(50):
+        with pytest.raises(SystemOfRecordUnavailable):
+            sor.account_values("t", "S")
+    time.sleep(1.0)  # let the last workers finish sending
+    stop.set()
+    srv.close()
+    sor.close()
+    # Then the server saw requests, and none of them carried the token in cleartext
+    assert seen, "no request reached the server"
+    assert not [d for d in seen if b"S3CRET-TOKEN" in d]
+
+
+def test_no_thread_left_to_watch_a_request_is_an_outage_not_an_error(httpserver, monkeypatch):
+    # Given a process that can start no more threads (the watch needs one per request)
+    httpserver.expect_request("/tenants/t/accounts/S").respond_with_json({"values": {}})
+    sor = sor_for(httpserver)
+    sor._calls.submit(lambda: None).result()  # the worker itself exists already
+
+    def no_thread(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Timer, "start", no_thread)
+    # Then a call is 'unavailable' (the retrieval answers from memory), not a RuntimeError (a 500)
+    with pytest.raises(SystemOfRecordUnavailable):
+        sor.account_values("t", "S")
+    sor.close()

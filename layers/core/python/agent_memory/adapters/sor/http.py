@@ -84,33 +84,58 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_REQUEST = threading.local()  # the worker thread's request in flight: its deadline and timers
+_REQUEST = threading.local()  # the worker thread's request in flight: its deadline and watches
 
 
 class _Watched(http.client.HTTPConnection):
-    """Once connected, a timer shuts the socket down at the request's deadline (twice the timeout
-    after the worker began, so that its caller, who waits one timeout, has always given up
-    first). The socket timeout bounds each read, not their sum: without this, a server that
-    trickles its headers a byte at a time holds a worker for as long as it likes, and enough of
-    them hold every worker."""
+    """A timer shuts the connection down at the request's deadline (twice the timeout after the
+    worker began, so that its caller, who waits one timeout, has always given up first). The
+    socket timeout bounds each read, not their sum: without this, a server (or a proxy's CONNECT
+    reply) that trickles a byte at a time holds a worker for as long as it likes, and enough of
+    them hold every worker.
 
-    def connect(self) -> None:
-        super().connect()
-        deadline = getattr(_REQUEST, "deadline", None)
-        if deadline is not None and self.sock is not None:
-            timer = threading.Timer(max(0.0, deadline - time.monotonic()), _shut_down, (self.sock,))
-            timer.daemon = True
-            timer.start()
-            _REQUEST.timers.append(timer)
+    The watch starts as soon as the TCP connection exists, before any proxy tunnel or TLS
+    handshake, and holds a duplicate of the plain socket: shutting that down ends the connection
+    underneath TLS. Never SSLSocket.shutdown from another thread: it drops the TLS layer first,
+    and the worker could then send the request, bearer token included, in cleartext."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        create = self._create_connection  # type: ignore[has-type]
+
+        def create_watched(*a: Any, **k: Any) -> socket.socket:
+            sock: socket.socket = create(*a, **k)
+            deadline = getattr(_REQUEST, "deadline", None)
+            if deadline is not None:
+                try:
+                    _watch(sock, deadline)
+                except (OSError, RuntimeError) as exc:  # no fd or no thread left for the watch
+                    sock.close()
+                    raise OSError(f"cannot watch the request: {exc}") from exc
+            return sock
+
+        self._create_connection = create_watched
 
 
 class _WatchedHTTPS(_Watched, http.client.HTTPSConnection):
     pass
 
 
-def _shut_down(sock: socket.socket) -> None:
+def _watch(sock: socket.socket, deadline: float) -> None:
+    guard = sock.dup()  # the same TCP connection; TLS, wrapped around `sock` later, never sees it
+    timer = threading.Timer(max(0.0, deadline - time.monotonic()), _shut_down, (guard,))
+    timer.daemon = True
+    try:
+        timer.start()
+    except RuntimeError:
+        guard.close()
+        raise
+    _REQUEST.watches.append((timer, guard))
+
+
+def _shut_down(guard: socket.socket) -> None:
     with contextlib.suppress(OSError):  # already closed: the request ended in time
-        sock.shutdown(socket.SHUT_RDWR)  # wakes a blocked read in the worker (close would not)
+        guard.shutdown(socket.SHUT_RDWR)  # wakes a blocked read or write in the worker
 
 
 class _WatchedHTTPHandler(urllib.request.HTTPHandler):
@@ -192,7 +217,7 @@ class HttpSystemOfRecord:
         if self.token:
             req.add_unredirected_header("Authorization", f"Bearer {self.token}")
         deadline = time.monotonic() + self.timeout_s
-        _REQUEST.deadline, _REQUEST.timers = deadline + self.timeout_s, []
+        _REQUEST.deadline, _REQUEST.watches = deadline + self.timeout_s, []
         try:
             with _OPENER.open(req, timeout=self.timeout_s) as resp:
                 if resp.status != 200:  # a 3xx the opener did not follow
@@ -221,9 +246,10 @@ class HttpSystemOfRecord:
         ) as exc:
             raise SystemOfRecordUnavailable(type(exc).__name__) from exc
         finally:
-            for timer in _REQUEST.timers:
+            for timer, guard in _REQUEST.watches:
                 timer.cancel()
-            _REQUEST.deadline, _REQUEST.timers = None, []
+                guard.close()
+            _REQUEST.deadline, _REQUEST.watches = None, []
 
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]:
         def load() -> dict[str, LiveValue]:
