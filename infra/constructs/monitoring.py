@@ -30,6 +30,17 @@ SOR_UNAVAILABLE_METRIC = (
 )
 
 
+def _service_metric(name: str, period: Duration) -> cw.Metric:
+    """A custom metric the service emits (Powertools adds the `service` dimension), summed."""
+    return cw.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={"service": SERVICE_NAME},
+        period=period,
+        statistic="Sum",
+    )
+
+
 class Monitoring(Construct):
     """Exposes `topic`, `key` and `alarms` (name -> Alarm)."""
 
@@ -87,38 +98,20 @@ class Monitoring(Construct):
         )
         self._alarm(
             "ErasureDeadlineMissed",
-            cw.Metric(
-                namespace=METRICS_NAMESPACE,
-                metric_name=ERASURE_DEADLINE_METRIC,
-                dimensions_map={"service": SERVICE_NAME},
-                period=Duration.hours(1),
-                statistic="Sum",
-            ),
+            _service_metric(ERASURE_DEADLINE_METRIC, Duration.hours(1)),
             threshold=1,
             description="An erasure request passed its deadline without a verified receipt (custom metric).",
         )
         self._alarm(
             "InternalErrors",
-            cw.Metric(
-                namespace=METRICS_NAMESPACE,
-                metric_name=INTERNAL_ERROR_METRIC,
-                dimensions_map={"service": SERVICE_NAME},
-                period=five_minutes,
-                statistic="Sum",
-            ),
+            _service_metric(INTERNAL_ERROR_METRIC, five_minutes),
             threshold=1,
             description="An API call ended in a 500 (custom metric): Lambda's Errors metric does not count a "
             "handled 500, so the per-function Errors alarms miss it.",
         )
         self._alarm(
             "SystemOfRecordUnavailable",
-            cw.Metric(
-                namespace=METRICS_NAMESPACE,
-                metric_name=SOR_UNAVAILABLE_METRIC,
-                dimensions_map={"service": SERVICE_NAME},
-                period=five_minutes,
-                statistic="Sum",
-            ),
+            _service_metric(SOR_UNAVAILABLE_METRIC, five_minutes),
             threshold=10,
             evaluation_periods=2,
             datapoints_to_alarm=2,
