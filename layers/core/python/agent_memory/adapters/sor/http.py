@@ -171,9 +171,9 @@ class HttpSystemOfRecord:
         self.token = token
         self.cache: TtlCache[tuple[str, str, str], Any] = TtlCache(cache_seconds)
         self.breaker = breaker or Breaker()
-        # Calls that outlive their caller's wait (a stuck name lookup) hold a worker until their
-        # socket gives up; the pool bounds how many, and a queued call the caller gave up on is
-        # cancelled before it starts.
+        # A call outlives its caller's wait by at most one more timeout (the watch shuts its
+        # connection), or for as long as a stuck name lookup lasts; the pool bounds how many, and
+        # a queued call the caller gave up on is cancelled before it starts.
         self._calls = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="sor-http")
 
     def _get(self, path: str) -> Any:
@@ -216,19 +216,17 @@ class HttpSystemOfRecord:
         req = urllib.request.Request(self.base_url + path, headers={"Accept": "application/json"})  # noqa: S310 - scheme checked in __init__
         if self.token:
             req.add_unredirected_header("Authorization", f"Bearer {self.token}")
-        deadline = time.monotonic() + self.timeout_s
-        _REQUEST.deadline, _REQUEST.watches = deadline + self.timeout_s, []
+        # the watch frees this worker at twice the timeout: after its caller (one timeout) gave up
+        _REQUEST.deadline, _REQUEST.watches = time.monotonic() + 2 * self.timeout_s, []
         try:
             with _OPENER.open(req, timeout=self.timeout_s) as resp:
                 if resp.status != 200:  # a 3xx the opener did not follow
                     raise SystemOfRecordUnavailable(f"HTTP {resp.status}")
                 body = bytearray()
-                while chunk := resp.read1(_CHUNK):  # what has arrived: the deadline is checked between reads
+                while chunk := resp.read1(_CHUNK):  # what has arrived: the size is checked as it grows
                     body += chunk
                     if len(body) > MAX_BODY_BYTES:
                         raise SystemOfRecordUnavailable("answer too large")
-                    if time.monotonic() > deadline:  # frees this worker: its caller has given up
-                        raise SystemOfRecordUnavailable("answer slower than the timeout")
                 if resp.length:  # bytes the Content-Length promised that never came
                     raise _Outage("answer cut short")
                 return json.loads(body, parse_constant=_no_constant)
