@@ -1,6 +1,7 @@
 """The HTTP system-of-record adapter against a real local HTTP server (pytest-httpserver): an answer
 is trusted no further than its shape, its size, its time and its address."""
 
+import contextlib
 import json
 import socket
 import threading
@@ -90,41 +91,51 @@ def test_a_redirect_is_unavailable_and_never_carries_the_token(httpserver):
         other.stop()
 
 
-def _trickle_server(delay: float, size: int) -> tuple[socket.socket, int]:
-    """An HTTP server that answers at once, then sends its body one byte every `delay` seconds."""
+def _one_shot_server(reply) -> tuple[socket.socket, int, threading.Event]:
+    """A raw HTTP server for one connection: it reads the request, then `reply(conn, stop)` sends
+    whatever the test needs. Set the event to stop a slow reply."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(5)
+    stop = threading.Event()
 
     def serve() -> None:
         conn, _ = srv.accept()
         conn.recv(65536)
-        body = b'{"values": {}}' + b" " * (size - 14)
-        conn.sendall(
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
-        )
-        try:
-            for i in range(len(body)):
-                conn.sendall(body[i : i + 1])
-                time.sleep(delay)
-        except OSError:
-            pass  # the client gave up, as it should
+        with contextlib.suppress(OSError):  # the client gave up, as it should
+            reply(conn, stop)
         conn.close()
 
     threading.Thread(target=serve, daemon=True).start()
-    return srv, srv.getsockname()[1]
+    return srv, srv.getsockname()[1], stop
+
+
+def _trickle(conn, data: bytes, delay: float, stop: threading.Event) -> None:
+    """Send `data` one byte every `delay` seconds: each read is quick, the whole never is."""
+    for i in range(len(data)):
+        if stop.wait(delay):
+            return
+        conn.sendall(data[i : i + 1])
+
+
+def _trickle_server(delay: float, size: int) -> tuple[socket.socket, int, threading.Event]:
+    """Answers at once, then sends its body one byte every `delay` seconds."""
+    body = b'{"values": {}}' + b" " * (size - 14)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+    return _one_shot_server(lambda conn, stop: (conn.sendall(head), _trickle(conn, body, delay, stop)))
 
 
 def test_the_timeout_bounds_the_whole_answer_not_each_read():
     # Given a server whose every byte arrives within the timeout, but the whole body takes 4 s
-    srv, port = _trickle_server(delay=0.2, size=20)
+    srv, port, stop = _trickle_server(delay=0.2, size=20)
     sor = HttpSystemOfRecord(f"http://127.0.0.1:{port}", timeout_s=0.5, cache_seconds=0)
     t0 = time.monotonic()
     with pytest.raises(SystemOfRecordUnavailable, match="timeout"):
         sor.account_values("t", "S")
-    srv.close()
     # Then the call gave up near its timeout (a bound, generous for a loaded machine, not a speed test)
     assert time.monotonic() - t0 < 2.0
+    stop.set()
+    srv.close()
 
 
 def test_an_answer_larger_than_the_cap_is_unavailable(httpserver):
@@ -218,29 +229,10 @@ def test_a_load_started_earlier_never_replaces_a_later_one():
 
 
 def _slow_headers_server(delay: float) -> tuple[socket.socket, int, threading.Event]:
-    """An HTTP server that sends its status line and headers one byte every `delay` seconds: each
-    read is quick, the headers never finish in time (the part a body deadline cannot see). Set the
-    event to stop it."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(5)
-    stop = threading.Event()
-
-    def serve() -> None:
-        conn, _ = srv.accept()
-        conn.recv(65536)
-        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"p" * 40 + b"\r\n"
-        try:
-            for i in range(len(head)):
-                if stop.wait(delay):
-                    break
-                conn.sendall(head[i : i + 1])
-        except OSError:
-            pass
-        conn.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return srv, srv.getsockname()[1], stop
+    """Sends its status line and headers one byte every `delay` seconds: the part of an answer a
+    body deadline cannot see."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"p" * 40 + b"\r\n"
+    return _one_shot_server(lambda conn, stop: _trickle(conn, head, delay, stop))
 
 
 def test_the_timeout_bounds_the_headers_too():
@@ -403,21 +395,13 @@ def test_an_answer_cut_short_is_an_outage():
     from agent_memory.adapters.sor.breaker import Breaker
 
     # Given a server that promises 200 bytes, sends 20 and hangs up
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(5)
-
-    def serve() -> None:
-        conn, _ = srv.accept()
-        conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n")
-        conn.sendall(b'{"values": {"seats":')
-        conn.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    sor = HttpSystemOfRecord(
-        f"http://127.0.0.1:{srv.getsockname()[1]}", cache_seconds=0, breaker=Breaker(failures=1)
+    srv, port, _ = _one_shot_server(
+        lambda conn, stop: conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+            b'{"values": {"seats":'
+        )
     )
+    sor = HttpSystemOfRecord(f"http://127.0.0.1:{port}", cache_seconds=0, breaker=Breaker(failures=1))
     with pytest.raises(SystemOfRecordUnavailable):
         sor.account_values("t", "S")
     srv.close()
