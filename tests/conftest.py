@@ -38,10 +38,10 @@ _db_counter = itertools.count()
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    import pgserver
+    from agent_memory.local.embedded import embedded_server
 
     root = Path(tempfile.mkdtemp(prefix="memory-tests-"))
-    server = pgserver.get_server(root / "pg", cleanup_mode="delete")
+    server = embedded_server(root / "pg", cleanup_mode="delete")
     yield server
     server.cleanup()
 

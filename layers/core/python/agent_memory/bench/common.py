@@ -374,18 +374,18 @@ def reset_data_dir(data_dir: Path) -> None:
     pg = data_dir / "pg"
     if (pg / "postmaster.pid").exists():
         with contextlib.suppress(Exception):
-            import pgserver
+            from agent_memory.local.embedded import embedded_server
 
-            pgserver.get_server(pg, cleanup_mode="stop").cleanup()
+            embedded_server(pg, cleanup_mode="stop").cleanup()
     shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def stop_server(data_dir: Path, *, delete: bool) -> None:
     """Stop the embedded server (and delete the data when asked)."""
     with contextlib.suppress(Exception):
-        import pgserver
+        from agent_memory.local.embedded import embedded_server
 
-        pgserver.get_server(data_dir / "pg", cleanup_mode="delete" if delete else "stop").cleanup()
+        embedded_server(data_dir / "pg", cleanup_mode="delete" if delete else "stop").cleanup()
     if delete:
         shutil.rmtree(data_dir, ignore_errors=True)
 
