@@ -1,6 +1,7 @@
 """The candidate query's two paths, on the real embedded PostgreSQL: a small subject's rows come back
 whole and unranked, a larger one's as the top n per signal, and the broker ranks both the same way."""
 
+import re
 from datetime import UTC, datetime
 
 import numpy as np
@@ -47,7 +48,7 @@ def subject(container):
 
 def candidates(container, subject: str, query: str, per_signal: int):
     vector = container.embedder.embed([query])[0]
-    with container.store.tenant(TENANT, reuse_plans=True) as session:
+    with container.store.reader(TENANT) as session:  # as the broker reads: one statement, no transaction
         return session.retrieval_candidates(
             subject_id=subject,
             query_embedding=vector,
@@ -63,7 +64,7 @@ def test_given_a_subject_within_the_limit_when_searched_then_every_row_returns_u
     rows = candidates(container, subject, "renewal pricing for seats", per_signal=50)
     assert len(rows) == len(TOPICS)
     assert all(r.lexical is None for r in rows)  # SQL did not rank them
-    assert all(r.similarity is not None and r.lexemes for r in rows)
+    assert all(r.similarity is not None and r.length > 0 for r in rows)
     assert rows[0].query_lexemes and "renew" in rows[0].query_lexemes
 
 
@@ -79,9 +80,7 @@ def test_given_a_subject_over_the_limit_when_searched_then_only_the_top_n_per_si
     by_vector = sorted(everything, key=lambda r: (-(r.similarity or 0), r.facts.id))[:2]
     assert {r.facts.id for r in by_vector} <= {r.facts.id for r in top}
     matched = [r for r in top if r.lexical and r.lexical > 0]
-    assert matched and all(
-        "renew" in r.lexemes or "price" in r.lexemes or "seat" in r.lexemes for r in matched
-    )
+    assert matched and all({"renew", "price", "seat"} & r.term_counts.keys() for r in matched)
 
 
 def test_given_either_path_when_the_broker_ranks_then_it_returns_the_same_memories(
@@ -131,8 +130,6 @@ def test_given_a_memory_without_vector_or_match_when_searched_then_neither_path_
 
 
 def test_given_a_version_number_when_searched_then_both_paths_match_the_same_text(container):
-    from agent_memory.domain.ranking import lexeme_counts
-
     # Given a subject with a memory naming a version, among others
     texts = ["Customer upgraded the agent to v2.3.1 on Monday"] + [
         f"{t} ({i})" for i, t in enumerate(TOPICS[:4])
@@ -148,7 +145,7 @@ def test_given_a_version_number_when_searched_then_both_paths_match_the_same_tex
     unranked = candidates(container, "S-VER", "v2.3.1", per_signal=50)
     ranked = candidates(container, "S-VER", "v2.3.1", per_signal=1)
     # Then the same memory matches the text in both
-    matched_unranked = {r.facts.id for r in unranked if lexeme_counts(r.lexemes, r.query_lexemes or [])[0]}
+    matched_unranked = {r.facts.id for r in unranked if r.term_counts}
     matched_ranked = {r.facts.id for r in ranked if r.lexical}
     assert len(matched_unranked) == 1 and matched_unranked == matched_ranked
 
@@ -196,3 +193,65 @@ def test_given_either_path_when_a_row_is_shown_then_it_is_the_stored_record(
     stored = container.embedder.embed([written.content])[0]
     assert row.embedding is not None and row.embedding.dtype == np.float32
     assert np.allclose(row.embedding, stored, atol=1e-6)
+
+
+_ENTRY = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
+
+
+def reference_tokens(tsvector_text: str) -> list[str]:
+    """Every lexeme once per position, by parsing each entry of `tsvector::text` (the slow,
+    obvious way: what BM25's counts mean)."""
+    out: list[str] = []
+    for lexeme, positions in _ENTRY.findall(tsvector_text):
+        out.extend([lexeme.replace("''", "'")] * (positions.count(",") + 1 if positions else 1))
+    return out
+
+
+TRICKY = [
+    "Customer renewed the renewal, is renewing and renews: RENEWAL!",
+    "O'Brien's team can't renew until 2026-03-12 at 12:30pm",
+    "v2.3.1 upgrade; email ops@example.com about the 1,000 seats and seat-based pricing",
+    "the and of it is",  # only stop words: an empty tsvector
+    "café naïve résumé renewal 東京 seats",
+    r"quotes ' '' ''' and back\slashes \' in renewal notes",
+    " ".join(["seat"] * 300),  # more positions than a tsvector keeps for one lexeme
+    "Seats: 40. Seats? 41! seats; 42 - seats",
+]
+
+
+@pytest.fixture(scope="module")
+def tricky(container):
+    return {
+        container.gateway.write(
+            AGENT,
+            MemoryWrite(
+                subject_id="S-COUNT", type="episode", content=t, source={"kind": "customer_confirmed"}
+            ),
+        ).memory.id
+        for t in TRICKY
+    }
+
+
+@pytest.mark.parametrize("per_signal", [50, 2], ids=["small path", "large path"])
+def test_given_any_text_when_the_sql_counts_terms_then_they_match_a_full_parse_of_its_tsvector(
+    container, database_url, tricky, per_signal
+):
+    import psycopg
+
+    # Given memories whose text stresses the full-text parser (stems, quotes, positions cap, stop words)
+    # When the candidates are read for a query naming their words
+    query = "renewal seats quotes backslashes cafe brien upgrade email pricing"
+    rows = candidates(container, "S-COUNT", query, per_signal=per_signal)
+    with psycopg.connect(database_url, autocommit=True) as owner:
+        stored = dict(
+            owner.execute(
+                "SELECT id, content_tsv::text FROM memory_records WHERE subject_id = 'S-COUNT'"
+            ).fetchall()
+        )
+    # Then each row's occurrences of the query's lexemes and its length are the full parse's
+    assert per_signal == 2 or tricky <= {r.facts.id for r in rows}
+    for r in rows:
+        tokens = reference_tokens(stored[r.facts.id])
+        assert r.length == len(tokens), stored[r.facts.id]
+        assert r.term_counts == {w: tokens.count(w) for w in r.query_lexemes or [] if w in tokens}
+    assert any(r.term_counts.get("seat", 0) > 200 for r in rows)  # the capped entry, as stored

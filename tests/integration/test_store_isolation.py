@@ -34,13 +34,16 @@ def test_given_two_tenants_when_a_query_forgets_its_tenant_filter_then_it_still_
     assert {r["tenant_id"] for r in events} == {"tenant-a"}
 
 
-def test_given_the_candidates_function_when_called_with_another_tenant_then_it_sees_nothing(container):
+@pytest.mark.parametrize("function", ["memory_retrieval_candidates", "memory_retrieval_rows"])
+def test_given_the_candidates_function_when_called_with_another_tenant_then_it_sees_nothing(
+    container, function
+):
     # Given subject S-1 in both tenants (the retrieval query runs inside a function since 0011,
-    # which takes the tenant as an argument)
+    # which takes the tenant as an argument; 0013's is the one the broker calls)
     remember(container, "tenant-a", "S-1", "Tenant A migrated to the new billing portal")
     remember(container, "tenant-b", "S-1", "Tenant B asked about invoice exports")
     call = (
-        "SELECT id FROM memory_retrieval_candidates("
+        f"SELECT id FROM {function}("
         "%s, 'S-1', NULL, 'billing portal invoice exports', '{}', now(), 9, NULL, 50)"
     )
     with container.db.tenant_transaction("tenant-a") as conn:
@@ -50,6 +53,48 @@ def test_given_the_candidates_function_when_called_with_another_tenant_then_it_s
     # Then row-level security still applies inside it (SECURITY INVOKER): nothing of tenant B
     assert len(own) >= 1
     assert other == []
+
+
+def test_given_no_transaction_when_the_read_path_calls_run_then_each_is_scoped_to_its_tenant_alone(
+    container,
+):
+    from datetime import UTC, datetime
+
+    # Given subject S-1 in both tenants, and the read path's autocommit connection (no tenant set)
+    remember(container, "tenant-a", "S-1", "Tenant A migrated to the new billing portal")
+    b = remember(container, "tenant-b", "S-1", "Tenant B asked about invoice exports").memory
+    query = dict(
+        subject_id="S-1",
+        query_embedding=None,
+        query_text="billing portal invoice exports",
+        types=None,
+        max_sensitivity_rank=9,
+        now=datetime.now(UTC),
+        per_signal=50,
+    )
+    with container.store.reader("tenant-a") as reader:
+        # When tenant A's candidates are read and its access event written
+        rows = reader.retrieval_candidates(**query)
+        reader.log_retrieval(subject_id="S-1", actor="a", memory_ids=[r.facts.id for r in rows], payload={})
+        # Then they are tenant A's only, and no tenant setting outlives the statements
+        left = reader.conn.execute("SELECT current_setting('app.tenant_id', true) AS t").fetchone()["t"]
+        unscoped = reader.conn.execute("SELECT count(*) AS n FROM memory_records").fetchone()["n"]
+    assert rows and b.id not in {r.facts.id for r in rows}
+    assert all(r.content.startswith("Tenant A") for r in rows)
+    assert not left and unscoped == 0
+    with container.db.tenant_transaction("tenant-a") as conn:
+        logged = conn.execute("SELECT tenant_id, actor FROM retrieval_log WHERE actor = 'a'").fetchall()
+    assert logged == [{"tenant_id": "tenant-a", "actor": "a"}]
+
+
+def test_given_a_tenant_transaction_when_the_access_event_names_another_tenant_then_rls_refuses_it(container):
+    # Given a transaction scoped to tenant A; When the access-event function is called for tenant B
+    with (
+        pytest.raises(psycopg.errors.InsufficientPrivilege),
+        container.db.tenant_transaction("tenant-a") as conn,
+    ):
+        conn.execute("SELECT memory_log_retrieval('tenant-b', 'acc_x', 'S-1', 'a', '{}', '{}')")
+    # Then row-level security refuses the row (the transaction's tenant stands)
 
 
 def test_given_no_tenant_context_when_querying_then_nothing_is_visible(container):

@@ -107,7 +107,7 @@ class _Rows:
         return self.rows[0] if self.rows else None
 
 
-CANDIDATES_FUNCTION = "memory_retrieval_candidates"  # migration 0011
+CANDIDATES_FUNCTION = "memory_retrieval_rows"  # migration 0013
 
 
 class ExplainConn(TimedConn):
@@ -159,7 +159,14 @@ def candidate_call(
     from agent_memory.adapters.postgres.store import PostgresTenantSession
     from agent_memory.services.retrieval import CANDIDATES_PER_SIGNAL
 
-    with container.db.tenant_transaction(c.TENANT, reuse_plans=True) as conn:  # as the broker opens it
+    # As the broker calls it: one statement on an autocommit connection. The plan is explained
+    # inside a transaction that sets the tenant, since the query is run without the function.
+    opened = (
+        container.db.tenant_transaction(c.TENANT, reuse_plans=True)
+        if issubclass(conn_wrapper, ExplainConn)
+        else container.db.statements()
+    )
+    with opened as conn:
         wrapped = conn_wrapper(conn)
         session = PostgresTenantSession(wrapped, c.TENANT)  # type: ignore[arg-type]
         t = time.perf_counter()

@@ -56,8 +56,6 @@ SIMILARITY_FLOORS: dict[str, float] = {
 }
 DEFAULT_FLOOR = 0.15
 
-_TSV_ENTRY = re.compile(r"'(?:[^']|'')*'")
-
 # Question filler that carries no topic ("how many weeks ago did I mention..."), as words: matched
 # before stemming, so "currently" is filler while "my current job" keeps its topic word (the stem
 # "current" would conflate them).
@@ -157,7 +155,7 @@ class Candidate:
     lexical: float  # ts_rank_cd, 0 when no term matched
     sentence_similarity: float | None = None
     embedding: np.ndarray | None = None
-    term_counts: dict[str, int] = field(default_factory=dict)  # query lexeme -> occurrences
+    term_counts: dict[str, int] = field(default_factory=dict)  # query lexeme -> occurrences (counted in SQL)
     length: int = 0  # stemmed tokens in the memory
     relevance: float = 0.0
     score: float = 0.0
@@ -169,33 +167,6 @@ class Candidate:
         if s is None:
             return t
         return s if t is None or s >= t else t
-
-
-def lexeme_counts(tsvector_text: str, lexemes: Sequence[str]) -> tuple[dict[str, int], int]:
-    """From `tsvector::text` ("'bake':3 'cake':1,4"): occurrences of each wanted lexeme, and the
-    document's length in tokens (positions). Only the wanted lexemes are looked up: parsing every
-    entry cost more than the rest of the ranking."""
-    if not tsvector_text:
-        return {}, 0
-    counts: dict[str, int] = {}
-    for lexeme in lexemes:
-        quoted = "'" + lexeme.replace("'", "''") + "'"
-        at = tsvector_text.find(quoted)
-        while at > 0 and tsvector_text[at - 1] != " ":  # a match inside another entry
-            at = tsvector_text.find(quoted, at + 1)
-        if at < 0:
-            continue
-        end = at + len(quoted)
-        if end < len(tsvector_text) and tsvector_text[end] not in " :":
-            continue
-        if end < len(tsvector_text) and tsvector_text[end] == ":":
-            stop = tsvector_text.find(" ", end)
-            counts[lexeme] = tsvector_text.count(",", end, stop if stop >= 0 else len(tsvector_text)) + 1
-        else:
-            counts[lexeme] = 1
-    with_positions = tsvector_text.count("':")
-    entries = len(_TSV_ENTRY.findall(tsvector_text)) if with_positions == 0 else with_positions
-    return counts, entries + tsvector_text.count(",")
 
 
 def similarity_floor(embedding_model: str) -> float:

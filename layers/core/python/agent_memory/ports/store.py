@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -47,7 +47,8 @@ class RetrievalRow:
     similarity: float | None
     lexical: float | None  # ts_rank_cd; None when the store returned the subject's rows unranked
     sentence_similarity: float | None = None
-    lexemes: str = ""  # the row's tsvector as text ("'bake':3 'cake':1,4")
+    term_counts: dict[str, int] = field(default_factory=dict)  # query lexeme -> occurrences in the row
+    length: int = 0  # the row's length in stemmed tokens (BM25's document length)
     query_lexemes: list[str] | None = None
     content: str
     category: str
@@ -215,10 +216,36 @@ class TenantSession(Protocol):
     def verify_subject_erased(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]: ...
 
 
+class RetrievalReader(Protocol):
+    """The read path's two calls, each one atomic statement (`MemoryStore.reader`)."""
+
+    tenant_id: str
+
+    def retrieval_candidates(
+        self,
+        *,
+        subject_id: str,
+        query_embedding: np.ndarray | None,
+        query_text: str,
+        types: Sequence[str] | None,
+        max_sensitivity_rank: int,
+        now: datetime,
+        per_signal: int,
+    ) -> list[RetrievalRow]: ...
+    def log_retrieval(
+        self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
+    ) -> str: ...
+
+
 class MemoryStore(Protocol):
     def tenant(self, tenant_id: str, *, reuse_plans: bool = False) -> AbstractContextManager[TenantSession]:
         """One tenant-scoped transaction. `reuse_plans`: the hot read path, whose repeated
         statements keep one generic plan instead of being planned per call."""
+        ...
+
+    def reader(self, tenant_id: str) -> AbstractContextManager[RetrievalReader]:
+        """The hot read path: candidates, then the access event, each one atomic statement with no
+        transaction around them (two round trips per retrieval)."""
         ...
 
     def ping(self) -> bool: ...

@@ -24,7 +24,6 @@ from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import (
     Candidate,
     is_relevant,
-    lexeme_counts,
     rank_candidates,
     similarity_floor,
     topical_query,
@@ -33,7 +32,7 @@ from agent_memory.domain.records import SUBJECT_ID_PATTERN, MemoryRecord, Princi
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
-from agent_memory.ports.store import MemoryStore, NewEvent, RetrievalRow, TenantSession
+from agent_memory.ports.store import MemoryStore, NewEvent, RetrievalReader, RetrievalRow, TenantSession
 from agent_memory.ports.system_of_record import (
     LiveValue,
     SystemOfRecord,
@@ -147,9 +146,10 @@ class RetrievalBroker:
             query_embedding = self._embed(request.query)
         timings["embed"] = (time.perf_counter() - t0) * 1000
 
-        with self.store.tenant(principal.tenant_id, reuse_plans=True) as session:
+        # Two statements, no transaction around them: the candidates, then the access event.
+        with self.store.reader(principal.tenant_id) as reader:
             t1 = time.perf_counter()
-            rows = session.retrieval_candidates(
+            rows = reader.retrieval_candidates(
                 subject_id=request.subject_id,
                 query_embedding=query_embedding,
                 query_text=topical_query(request.query),
@@ -162,9 +162,10 @@ class RetrievalBroker:
             ranking = self._rank(rows, policy, top_k, now)
             if not (ranking.owned or request.ticket_id):  # nothing to ask the system of record
                 result = self._compose(principal, request, policy, ranking, top_k, max_tokens, _Live())
-                self._record(session, principal, request, result)
+                _decisions(result)  # none: no memory in a slot the system of record owns
+                self._log_access(reader, principal, request, result)
         if ranking.owned or request.ticket_id:
-            # The system of record is called with no transaction open: a slow answer holds no
+            # The system of record is called with no connection held: a slow answer holds no
             # database connection, and the local adapter's own connection can never wait on ours.
             live = self._live(principal, request, ranking)
             result = self._compose(principal, request, policy, ranking, top_k, max_tokens, live)
@@ -240,16 +241,14 @@ class RetrievalBroker:
             "max_tokens": max_tokens,
         }
 
-    @staticmethod
+    @classmethod
     def _record(
-        session: TenantSession, principal: Principal, request: RetrieveRequest, result: dict[str, Any]
+        cls, session: TenantSession, principal: Principal, request: RetrieveRequest, result: dict[str, Any]
     ) -> None:
-        """What a retrieval writes: memories found contradicting a live value are flagged, flagged
-        ones found agreeing again are cleared (an event for each change), and the access event
-        with the ids returned."""
-        stale: dict[str, str] = result.pop("stale")  # memory id -> the live field it contradicts
-        agreeing: dict[str, str] = result.pop("revalidated")  # flagged, and now agreeing again
-        read_at: datetime | None = result.pop("live_read_at")
+        """What a retrieval that checked the system of record writes, in one transaction: memories
+        found contradicting a live value are flagged, flagged ones found agreeing again are cleared
+        (an event for each change), and the access event with the ids returned."""
+        stale, agreeing, read_at = _decisions(result)
         newly_flagged, cleared = (
             session.revalidate(sorted(stale), sorted(agreeing), read_at)
             if read_at is not None and (stale or agreeing)
@@ -272,6 +271,14 @@ class RetrievalBroker:
                     for mid, field_name, flagged, reason in sorted(changed)
                 ]
             )
+        cls._log_access(session, principal, request, result)
+
+    @staticmethod
+    def _log_access(
+        session: RetrievalReader, principal: Principal, request: RetrieveRequest, result: dict[str, Any]
+    ) -> None:
+        """The access event: who retrieved which memories of whom, and what was left out (ids and
+        counts, never content). The retrieval answers only once it is written."""
         session.log_retrieval(
             subject_id=request.subject_id,
             actor=principal.sub,
@@ -350,12 +357,18 @@ class RetrievalBroker:
         candidates = []
         row_of: dict[str, RetrievalRow] = {}
         for row in rows:
-            counts, length = lexeme_counts(row.lexemes, query_tokens)
+            counts = row.term_counts
             # unranked rows (a small subject): a full-text match is any query lexeme in the row
             lexical = row.lexical if row.lexical is not None else float(bool(counts))
             candidates.append(
                 Candidate(
-                    row.facts, row.similarity, lexical, row.sentence_similarity, row.embedding, counts, length
+                    row.facts,
+                    row.similarity,
+                    lexical,
+                    row.sentence_similarity,
+                    row.embedding,
+                    counts,
+                    row.length,
                 )
             )
             row_of[row.facts.id] = row
@@ -569,6 +582,12 @@ def _select(
             reason = "top_k"
         excluded[reason] = excluded.get(reason, 0) + 1
     return _Selection((verified, relevant, supporting, unverified), excluded)
+
+
+def _decisions(result: dict[str, Any]) -> tuple[dict[str, str], dict[str, str], datetime | None]:
+    """Take from a composed result what the freshness gate decided: memory id -> the live field it
+    contradicts, flagged memories now agreeing again, and when the live values were read."""
+    return result.pop("stale"), result.pop("revalidated"), result.pop("live_read_at")
 
 
 def _budget(policy: PolicyProfile, requested: int | None) -> int:

@@ -6,7 +6,7 @@ import re
 import select
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import resources
 from typing import Any
 
@@ -109,6 +109,20 @@ class Database:
                 with conn.transaction():
                     conn.execute(scope, (tenant_id,))
                     yield conn
+
+    @contextmanager
+    def statements(self) -> Iterator[psycopg.Connection[DictRow]]:
+        """A pooled connection in autocommit: each statement is its own transaction, committed
+        (durably) when it returns. For calls that scope the tenant themselves (the read path's
+        functions, migration 0013): no BEGIN, no tenant statement, no COMMIT round trip."""
+        with self.pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                # a broken connection cannot switch back; the pool discards it on return
+                with suppress(psycopg.Error):
+                    conn.autocommit = False
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[DictRow]]:

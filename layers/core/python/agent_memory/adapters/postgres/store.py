@@ -329,18 +329,19 @@ class PostgresTenantSession(LifecycleQueries):
         row's; ranking them in SQL cost 40% of the query (docs/benchmarks.md). Both paths match text by
         the same lexemes, so what is admitted does not depend on the subject's size.
         """
-        # The query is the function `memory_retrieval_candidates` (migration 0011): PL/pgSQL keeps
-        # its plan in the database connection, so it is planned once per connection without a
-        # named prepared statement, which would pin the connection behind RDS Proxy.
+        # The query is the function `memory_retrieval_rows` (migration 0013): PL/pgSQL keeps its
+        # plan in the database connection, so it is planned once per connection without a named
+        # prepared statement, which would pin the connection behind RDS Proxy. It sets the tenant
+        # for row-level security itself, so it runs as one statement outside a transaction too.
         rows = self.conn.execute(
-            "SELECT * FROM memory_retrieval_candidates("
+            "SELECT * FROM memory_retrieval_rows("
             "%(t)s, %(s)s, %(q)s::vector, %(qtext)s, %(verified)s, %(now)s, %(clr)s, %(types)s::text[], %(n)s)",
             {
                 "t": self.tenant_id,
                 "s": subject_id,
                 "q": query_embedding,
                 "qtext": query_text,
-                "verified": sorted(a.value for a in VERIFIED_AUTHORITIES),
+                "verified": _VERIFIED,
                 "now": now,
                 "clr": max_sensitivity_rank,
                 "types": list(types) if types else None,
@@ -363,7 +364,10 @@ class PostgresTenantSession(LifecycleQueries):
                 similarity=r["similarity"],
                 lexical=None if r["lexical"] is None else float(r["lexical"]),
                 sentence_similarity=r["sentence_similarity"],
-                lexemes=r["lexemes"] or "",
+                term_counts=dict(zip(r["hit_lexemes"], r["hit_counts"], strict=True))
+                if r["hit_lexemes"]
+                else {},
+                length=r["doc_length"],
                 query_lexemes=query_lexemes,
                 content=r["content"],
                 category=r["category"],
@@ -408,10 +412,11 @@ class PostgresTenantSession(LifecycleQueries):
     def log_retrieval(
         self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
     ) -> str:
+        """One retrieval's access event: one statement (migration 0013), durable when it returns
+        outside a transaction, committed with the transaction inside one."""
         log_id = new_id("acc")
         self.conn.execute(
-            """INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)
-               VALUES (%s, %s, %s, %s, %s, %s)""",
+            "SELECT memory_log_retrieval(%s, %s, %s, %s, %s, %s)",
             (self.tenant_id, log_id, subject_id, actor, list(memory_ids), Jsonb(payload)),
         )
         return log_id
@@ -637,6 +642,7 @@ class PostgresTenantSession(LifecycleQueries):
         )
 
 
+_VERIFIED = sorted(a.value for a in VERIFIED_AUTHORITIES)
 _MEMORY_TYPES = {t.value: t for t in MemoryType}  # a dict lookup per row, not an Enum call
 _AUTHORITIES = {a.value: a for a in Authority}
 
@@ -662,6 +668,14 @@ class PostgresStore:
             psycopg.errors.DeadlockDetected,
         ) as exc:
             raise RetryableConflict(type(exc).__name__) from exc
+
+    @contextmanager
+    def reader(self, tenant_id: str) -> Iterator[PostgresTenantSession]:
+        """The read path's two calls, each one statement outside a transaction (they scope the
+        tenant themselves): `retrieval_candidates`, then `log_retrieval`. Nothing else may run on
+        it: any other statement would see no tenant (row-level security) and nothing."""
+        with self.db.statements() as conn:
+            yield PostgresTenantSession(conn, tenant_id)
 
     def ping(self) -> bool:
         with self.db.transaction() as conn:

@@ -1,0 +1,125 @@
+-- The read path in two single statements: one call returns the candidates, one call writes the
+-- access event. Called with no tenant in force, each sets the tenant for row-level security to its
+-- argument (transaction-local: in autocommit it ends with the statement), so a retrieval needs no
+-- BEGIN, no separate tenant statement and no COMMIT: two round trips, and the access event is
+-- durable when its call returns (synchronous commit, as before). Called inside a transaction that
+-- already scopes a tenant, they keep that tenant: an argument naming another one sees nothing and
+-- writes nothing, as with migration 0011's function.
+--
+-- The candidates also come back with what BM25 needs counted here, not parsed from
+-- `tsvector::text` in Python: for each row the query lexemes it contains with their
+-- occurrences, and its length in tokens (positions). The SQL is otherwise the query of
+-- migration 0011, whose function stays for code still calling it during a deploy.
+-- SECURITY INVOKER (the default): row-level security applies as to a plain statement.
+CREATE FUNCTION memory_retrieval_rows(
+    p_tenant text, p_subject text, p_q vector, p_qtext text, p_verified text[], p_now timestamptz,
+    p_clr integer, p_types text[], p_n integer
+) RETURNS TABLE (
+    id text, type text, authority text, confidence real, effective_at timestamptz, session_id text,
+    slot text, similarity double precision, lexical double precision, sentence_similarity double precision,
+    hit_lexemes text[], hit_counts integer[], doc_length integer, query_lexemes text[],
+    content text, category text, source_json text, value_json text,
+    expires_at timestamptz, embedding vector, needs_revalidation boolean
+)
+    LANGUAGE plpgsql
+    SET plan_cache_mode = force_generic_plan
+    SET search_path = public, pg_temp
+AS $fn$
+#variable_conflict use_column
+BEGIN
+IF coalesce(current_setting('app.tenant_id', true), '') = '' THEN
+    PERFORM set_config('app.tenant_id', p_tenant, true);
+END IF;
+RETURN QUERY
+-- query:start
+WITH scoped AS MATERIALIZED (
+    SELECT r.id, r.type, r.authority, r.confidence, r.effective_at, r.session_id, r.slot,
+           r.content_tsv,
+           -- what showing a memory needs, read in the same snapshot (JSON as text: parsed only
+           -- for the chosen few)
+           r.content, r.category, r.source::text AS source_json, r.value::text AS value_json,
+           r.expires_at, r.embedding, r.needs_revalidation,
+           1 - (r.embedding <=> $3) AS similarity,
+           s.sentence_similarity,
+           (r.type = 'fact' AND r.authority = ANY($5)) AS pinned
+      FROM memory_records r
+      -- the subject's sentence vectors in one range scan, not one probe per memory
+      LEFT JOIN (SELECT ms.memory_id, max(1 - (ms.embedding <=> $3)) AS sentence_similarity
+                   FROM memory_sentences ms WHERE ms.tenant_id = $1 AND ms.subject_id = $2
+                  GROUP BY ms.memory_id) s ON s.memory_id = r.id
+     WHERE r.tenant_id = $1 AND r.subject_id = $2 AND r.status = 'active'
+       AND (r.expires_at IS NULL OR r.expires_at > $6)
+       AND r.sensitivity_rank <= $7
+       AND ($8 IS NULL OR r.type = ANY($8))
+), size AS (SELECT count(*) AS n FROM scoped),
+q AS (  -- the query's lexemes, and the same lexemes OR-ed as a query (quoted: not parsed again)
+    SELECT l.lexemes,
+           (SELECT string_agg('''' || replace(replace(x, '\', '\\'), '''', '''''') || '''', ' | ')
+              FROM unnest(l.lexemes) x)::tsquery AS tsq
+      FROM (SELECT (SELECT array_agg(t.lexeme) FROM unnest(to_tsvector('english', $4)) t) AS lexemes) l
+),
+-- the subject's rows in scope that any signal finds; a larger subject: the top n by each signal,
+-- and up to n verified facts (a subject within n: every one, unranked, `lexical` NULL)
+found AS (
+    SELECT sc.*, NULL::float8 AS lexical
+      FROM scoped sc, q
+     WHERE (SELECT n FROM size) <= $9
+       AND (sc.similarity IS NOT NULL OR sc.sentence_similarity IS NOT NULL OR sc.pinned OR sc.content_tsv @@ q.tsq)
+    UNION ALL
+    SELECT c.id, c.type, c.authority, c.confidence, c.effective_at, c.session_id, c.slot, c.content_tsv,
+           c.content, c.category, c.source_json, c.value_json, c.expires_at, c.embedding,
+           c.needs_revalidation, c.similarity, c.sentence_similarity, c.pinned, c.lexical
+      FROM (
+        SELECT x.*,
+               row_number() OVER (ORDER BY x.similarity DESC NULLS LAST, x.id) AS by_vector,
+               row_number() OVER (ORDER BY x.sentence_similarity DESC NULLS LAST, x.id) AS by_sentence,
+               row_number() OVER (ORDER BY x.lexical DESC, x.id) AS by_text,
+               row_number() OVER (PARTITION BY x.pinned ORDER BY x.id) AS by_pin
+          FROM (
+            SELECT sc.*, coalesce(ts_rank_cd(sc.content_tsv, q.tsq), 0)::float8 AS lexical
+              FROM scoped sc, q WHERE (SELECT n FROM size) > $9
+          ) x
+      ) c
+     WHERE (c.similarity IS NOT NULL AND c.by_vector <= $9)
+        OR (c.sentence_similarity IS NOT NULL AND c.by_sentence <= $9)
+        OR (c.lexical > 0 AND c.by_text <= $9)
+        OR (c.pinned AND c.by_pin <= $9)
+)
+SELECT f.id, f.type, f.authority, f.confidence, f.effective_at, f.session_id, f.slot,
+       f.similarity, f.lexical, f.sentence_similarity, tf.hit_lexemes, tf.hit_counts, tf.doc_length,
+       q.lexemes, f.content, f.category, f.source_json, f.value_json, f.expires_at, f.embedding,
+       f.needs_revalidation
+  FROM found f, q,
+       -- BM25's counts: occurrences of each query lexeme (its positions; 1 for a stripped entry)
+       -- and the memory's length in tokens (all positions; the entries, when none has positions)
+       LATERAL (
+         SELECT array_agg(u.lexeme) FILTER (WHERE u.lexeme = ANY(q.lexemes)) AS hit_lexemes,
+                array_agg(coalesce(array_length(u.positions, 1), 1)) FILTER (WHERE u.lexeme = ANY(q.lexemes))
+                  AS hit_counts,
+                coalesce(nullif(sum(coalesce(array_length(u.positions, 1), 0)), 0), count(*))::int AS doc_length
+           FROM unnest(f.content_tsv) u
+       ) tf
+-- query:end
+;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_retrieval_rows(text, text, vector, text, text[], timestamptz, integer, text[], integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_retrieval_rows(text, text, vector, text, text[], timestamptz, integer, text[], integer) TO memory_app;
+
+-- The access event of one retrieval, as one statement (see above).
+CREATE FUNCTION memory_log_retrieval(
+    p_tenant text, p_id text, p_subject text, p_actor text, p_memory_ids text[], p_payload jsonb
+) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = public, pg_temp
+AS $fn$
+BEGIN
+IF coalesce(current_setting('app.tenant_id', true), '') = '' THEN
+    PERFORM set_config('app.tenant_id', p_tenant, true);
+END IF;
+INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)
+VALUES (p_tenant, p_id, p_subject, p_actor, p_memory_ids, p_payload);
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_log_retrieval(text, text, text, text, text[], jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_log_retrieval(text, text, text, text, text[], jsonb) TO memory_app;
