@@ -80,20 +80,42 @@ def make_workload(subjects: int, n: int, seed: int) -> list[tuple[str, int]]:
 
 
 class TimedConn:
-    """Wraps a connection: times execute + fetchall of each statement (what the server and wire cost)."""
+    """Wraps a connection: times execute + fetchall of each statement (what the server and wire cost),
+    whether sent with `execute` or through a `cursor` (the candidates are read as tuples)."""
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
         self.elapsed = 0.0
 
     def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+        return _Rows(self.run(query, params, None, **kw))
+
+    def cursor(self, row_factory: Any = None) -> Any:
+        return _TimedCursor(self, row_factory)
+
+    def run(self, query: Any, params: Any, row_factory: Any, **kw: Any) -> list[Any]:
         t = time.perf_counter()
-        rows = self._conn.execute(query, params, **kw).fetchall()
+        cur = self._conn.cursor(row_factory=row_factory) if row_factory else self._conn.cursor()
+        rows = cur.execute(query, params, **kw).fetchall()
         self.elapsed += time.perf_counter() - t
-        return _Rows(rows)
+        return rows
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
+
+
+class _TimedCursor:
+    def __init__(self, owner: TimedConn, row_factory: Any) -> None:
+        self.owner, self.row_factory = owner, row_factory
+
+    def __enter__(self) -> _TimedCursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+        return _Rows(self.owner.run(query, params, self.row_factory, **kw))
 
 
 class _Rows:
@@ -118,7 +140,7 @@ class ExplainConn(TimedConn):
 
     plan: list[str]
 
-    def execute(self, query: Any, params: Any = None, **kw: Any) -> Any:
+    def run(self, query: Any, params: Any, row_factory: Any, **kw: Any) -> list[Any]:
         prepared = isinstance(query, str) and CANDIDATES_FUNCTION + "(" in query
         if prepared:
             # EXECUTE takes no bind parameters under EXPLAIN: its arguments go as literals
@@ -133,7 +155,7 @@ class ExplainConn(TimedConn):
             if prepared:  # a PREPARE outlives the transaction: never leave it on a pooled connection
                 self._conn.execute("DEALLOCATE bench_candidates")
         self.plan = [next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows]
-        return _Rows([])
+        return []
 
     def _as_prepared_body(self, call: str) -> str:
         row = self._conn.execute(

@@ -64,7 +64,12 @@ def minimum_tokens(subject_id: str, pinned: list[ContextLine]) -> int:
 
 
 def assemble(
-    subject_id: str, pinned: list[ContextLine], ranked: list[ContextLine], max_tokens: int
+    subject_id: str,
+    pinned: list[ContextLine],
+    ranked: list[ContextLine],
+    max_tokens: int,
+    *,
+    pinned_tokens: int | None = None,
 ) -> AssembledContext:
     """Add lines in priority order until the next one would break the budget, then stop:
     the lowest-priority lines are the ones dropped, deterministically.
@@ -74,8 +79,9 @@ def assemble(
     While the running total stays within the budget by an upper bound (a byte-level BPE token
     is at least one byte, so a line has at most as many tokens as UTF-8 bytes), lines are not
     tokenised one by one: the result is the same as counting every line, at a fraction of the cost.
+    `pinned_tokens`: `minimum_tokens(subject_id, pinned)`, when the caller has counted it already.
     """
-    base = count_tokens(render(subject_id, pinned))
+    base = minimum_tokens(subject_id, pinned) if pinned_tokens is None else pinned_tokens
     headings_used: set[str] = {ln.section for ln in pinned}
     budget_used = base
     exact = False  # budget_used is an upper bound until a line might not fit

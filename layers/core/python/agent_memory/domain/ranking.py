@@ -155,7 +155,7 @@ class Candidate:
     lexical: float  # ts_rank_cd, 0 when no term matched
     sentence_similarity: float | None = None
     embedding: np.ndarray | None = None
-    term_counts: dict[str, int] = field(default_factory=dict)  # query lexeme -> occurrences (counted in SQL)
+    term_counts: dict[str, int] = field(default_factory=dict)  # query lexeme -> occurrences in the memory
     length: int = 0  # stemmed tokens in the memory
     relevance: float = 0.0
     score: float = 0.0

@@ -476,7 +476,7 @@ class RetrievalBroker:
         rest.sort(key=lambda cs: position[id(cs[0])])
         ordered = sectioned + rest
         lines = [ContextLine(c.record.id, section, render_memory(shown(c))) for c, section in ordered]
-        assembled = assemble(request.subject_id, pinned, lines, max_tokens)
+        assembled = assemble(request.subject_id, pinned, lines, max_tokens, pinned_tokens=floor_tokens)
         if assembled.dropped:
             exclude("budget", len(assembled.dropped))
         kept = set(assembled.included)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import select
+import struct
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -14,7 +15,7 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.abc import Buffer
-from psycopg.adapt import Loader
+from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
@@ -66,8 +67,9 @@ class Database:
     def _configure(self, conn: psycopg.Connection[DictRow]) -> None:
         register_vector(conn)
         info = conn.adapters.types.get("vector")  # registered just above: no second lookup
-        if info is not None:  # binary vectors straight into arrays (see VectorArrayLoader)
+        if info is not None:  # binary vectors straight into and out of arrays (see below)
             conn.adapters.register_loader(info.oid, VectorArrayLoader)
+            conn.adapters.register_dumper(np.ndarray, type("", (VectorArrayDumper,), {"oid": info.oid}))
         if conn.info.user != self.app_role:
             # Logged in as the owner (embedded server, a local DATABASE_URL): switch for the whole
             # session. In AWS the functions log in as the application role itself, so there is no
@@ -140,6 +142,21 @@ class VectorArrayLoader(Loader):
 
     def load(self, data: Buffer) -> np.ndarray:
         return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
+
+
+class VectorArrayDumper(Dumper):
+    """A float array as pgvector's binary format, without building pgvector's Vector first (each
+    retrieval sends its query vector)."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: np.ndarray) -> Buffer:
+        if obj.ndim != 1:
+            raise ValueError("a vector parameter must be one-dimensional")
+        return _VECTOR_HEADER.pack(obj.shape[0], 0) + obj.astype(">f4", copy=False).tobytes()
+
+
+_VECTOR_HEADER = struct.Struct(">HH")
 
 
 def check_idle_connection(conn: psycopg.Connection[Any]) -> None:

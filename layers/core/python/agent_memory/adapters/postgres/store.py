@@ -9,11 +9,12 @@ from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg.rows import DictRow
+from psycopg.rows import DictRow, tuple_row
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.database import Database
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
+from agent_memory.adapters.postgres.tsvector import tsvector_counts
 from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
@@ -333,52 +334,76 @@ class PostgresTenantSession(LifecycleQueries):
         # plan in the database connection, so it is planned once per connection without a named
         # prepared statement, which would pin the connection behind RDS Proxy. It sets the tenant
         # for row-level security itself, so it runs as one statement outside a transaction too.
-        rows = self.conn.execute(
-            "SELECT * FROM memory_retrieval_rows("
-            "%(t)s, %(s)s, %(q)s::vector, %(qtext)s, %(verified)s, %(now)s, %(clr)s, %(types)s::text[], %(n)s)",
-            {
-                "t": self.tenant_id,
-                "s": subject_id,
-                "q": query_embedding,
-                "qtext": query_text,
-                "verified": _VERIFIED,
-                "now": now,
-                "clr": max_sensitivity_rank,
-                "types": list(types) if types else None,
-                "n": per_signal,
-            },
-            binary=True,
-        ).fetchall()
-        query_lexemes = list(rows[0]["query_lexemes"] or []) if rows else []
-        return [
-            RetrievalRow(
-                facts=CandidateFacts(
-                    id=r["id"],
-                    type=_MEMORY_TYPES[r["type"]],
-                    authority=_AUTHORITIES[r["authority"]],
-                    confidence=round(float(r["confidence"]), 6),
-                    effective_at=r["effective_at"],
-                    session_id=r["session_id"],
-                    slot=r["slot"],
-                ),
-                similarity=r["similarity"],
-                lexical=None if r["lexical"] is None else float(r["lexical"]),
-                sentence_similarity=r["sentence_similarity"],
-                term_counts=dict(zip(r["hit_lexemes"], r["hit_counts"], strict=True))
-                if r["hit_lexemes"]
-                else {},
-                length=r["doc_length"],
-                query_lexemes=query_lexemes,
-                content=r["content"],
-                category=r["category"],
-                source_json=r["source_json"],
-                value_json=r["value_json"],
-                expires_at=r["expires_at"],
-                embedding=_as_array(r["embedding"]),
-                needs_revalidation=r["needs_revalidation"],
+        # Rows as tuples, read by position (_CANDIDATE_COLUMNS): a dict per candidate cost more
+        # than the rest of turning them into candidates.
+        with self.conn.cursor(row_factory=tuple_row) as cur:
+            rows = cur.execute(
+                f"SELECT {_CANDIDATE_COLUMNS} FROM memory_retrieval_rows("
+                "%(t)s, %(s)s, %(q)s::vector, %(qtext)s, %(verified)s, %(now)s, %(clr)s, %(types)s::text[], %(n)s)",
+                {
+                    "t": self.tenant_id,
+                    "s": subject_id,
+                    "q": query_embedding,
+                    "qtext": query_text,
+                    "verified": _VERIFIED,
+                    "now": now,
+                    "clr": max_sensitivity_rank,
+                    "types": list(types) if types else None,
+                    "n": per_signal,
+                },
+                binary=True,
+            ).fetchall()
+        query_lexemes: list[str] = list(rows[0][11] or []) if rows else []
+        out = []
+        for (
+            memory_id,
+            memory_type,
+            authority,
+            confidence,
+            effective_at,
+            session_id,
+            slot,
+            similarity,
+            lexical,
+            sentence_similarity,
+            lexemes,
+            _,
+            content,
+            category,
+            source_json,
+            value_json,
+            expires_at,
+            embedding,
+            needs_revalidation,
+        ) in rows:
+            counts, length = tsvector_counts(lexemes or "", query_lexemes)
+            out.append(
+                RetrievalRow(
+                    facts=CandidateFacts(
+                        id=memory_id,
+                        type=_MEMORY_TYPES[memory_type],
+                        authority=_AUTHORITIES[authority],
+                        confidence=round(float(confidence), 6),
+                        effective_at=effective_at,
+                        session_id=session_id,
+                        slot=slot,
+                    ),
+                    similarity=similarity,
+                    lexical=None if lexical is None else float(lexical),
+                    sentence_similarity=sentence_similarity,
+                    term_counts=counts,
+                    length=length,
+                    query_lexemes=query_lexemes,
+                    content=content,
+                    category=category,
+                    source_json=source_json,
+                    value_json=value_json,
+                    expires_at=expires_at,
+                    embedding=_as_array(embedding),
+                    needs_revalidation=needs_revalidation,
+                )
             )
-            for r in rows
-        ]
+        return out
 
     def search_tenant_wide(
         self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
@@ -643,6 +668,12 @@ class PostgresTenantSession(LifecycleQueries):
 
 
 _VERIFIED = sorted(a.value for a in VERIFIED_AUTHORITIES)
+# memory_retrieval_rows' columns, in the order retrieval_candidates unpacks them
+_CANDIDATE_COLUMNS = (
+    "id, type, authority, confidence, effective_at, session_id, slot, similarity, lexical, "
+    "sentence_similarity, lexemes, query_lexemes, content, category, source_json, value_json, expires_at, "
+    "embedding, needs_revalidation"
+)
 _MEMORY_TYPES = {t.value: t for t in MemoryType}  # a dict lookup per row, not an Enum call
 _AUTHORITIES = {a.value: a for a in Authority}
 

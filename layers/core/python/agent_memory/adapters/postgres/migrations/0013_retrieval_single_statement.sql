@@ -6,10 +6,9 @@
 -- already scopes a tenant, they keep that tenant: an argument naming another one sees nothing and
 -- writes nothing, as with migration 0011's function.
 --
--- The candidates also come back with what BM25 needs counted here, not parsed from
--- `tsvector::text` in Python: for each row the query lexemes it contains with their
--- occurrences, and its length in tokens (positions). The SQL is otherwise the query of
--- migration 0011, whose function stays for code still calling it during a deploy.
+-- The query is migration 0011's, whose function stays for code still calling it during a deploy;
+-- `tsvector::text` is now taken only for the rows returned. (Counting the query's lexemes here,
+-- with unnest over each row's tsvector, cost more server time than parsing the text in Python.)
 -- SECURITY INVOKER (the default): row-level security applies as to a plain statement.
 CREATE FUNCTION memory_retrieval_rows(
     p_tenant text, p_subject text, p_q vector, p_qtext text, p_verified text[], p_now timestamptz,
@@ -17,7 +16,7 @@ CREATE FUNCTION memory_retrieval_rows(
 ) RETURNS TABLE (
     id text, type text, authority text, confidence real, effective_at timestamptz, session_id text,
     slot text, similarity double precision, lexical double precision, sentence_similarity double precision,
-    hit_lexemes text[], hit_counts integer[], doc_length integer, query_lexemes text[],
+    lexemes text, query_lexemes text[],
     content text, category text, source_json text, value_json text,
     expires_at timestamptz, embedding vector, needs_revalidation boolean
 )
@@ -86,19 +85,9 @@ found AS (
         OR (c.pinned AND c.by_pin <= $9)
 )
 SELECT f.id, f.type, f.authority, f.confidence, f.effective_at, f.session_id, f.slot,
-       f.similarity, f.lexical, f.sentence_similarity, tf.hit_lexemes, tf.hit_counts, tf.doc_length,
-       q.lexemes, f.content, f.category, f.source_json, f.value_json, f.expires_at, f.embedding,
-       f.needs_revalidation
-  FROM found f, q,
-       -- BM25's counts: occurrences of each query lexeme (its positions; 1 for a stripped entry)
-       -- and the memory's length in tokens (all positions; the entries, when none has positions)
-       LATERAL (
-         SELECT array_agg(u.lexeme) FILTER (WHERE u.lexeme = ANY(q.lexemes)) AS hit_lexemes,
-                array_agg(coalesce(array_length(u.positions, 1), 1)) FILTER (WHERE u.lexeme = ANY(q.lexemes))
-                  AS hit_counts,
-                coalesce(nullif(sum(coalesce(array_length(u.positions, 1), 0)), 0), count(*))::int AS doc_length
-           FROM unnest(f.content_tsv) u
-       ) tf
+       f.similarity, f.lexical, f.sentence_similarity, f.content_tsv::text, q.lexemes,
+       f.content, f.category, f.source_json, f.value_json, f.expires_at, f.embedding, f.needs_revalidation
+  FROM found f, q
 -- query:end
 ;
 END
