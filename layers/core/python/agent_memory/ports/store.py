@@ -83,7 +83,30 @@ class IdempotentReply:
     status: int
 
 
-class TenantSession(Protocol):
+class RetrievalReader(Protocol):
+    """The read path's two calls, each one atomic statement (`MemoryStore.reader`)."""
+
+    tenant_id: str
+
+    def retrieval_candidates(
+        self,
+        *,
+        subject_id: str,
+        query_embedding: np.ndarray | None,
+        query_text: str,
+        types: Sequence[str] | None,
+        max_sensitivity_rank: int,
+        now: datetime,
+        per_signal: int,
+    ) -> list[RetrievalRow]: ...
+    def log_retrieval(
+        self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
+    ) -> str: ...
+
+
+class TenantSession(RetrievalReader, Protocol):
+    """One tenant-scoped transaction: everything the services do, the read path's calls included."""
+
     tenant_id: str
 
     def lock_slot(self, subject_id: str, slot: str) -> None: ...
@@ -143,24 +166,10 @@ class TenantSession(Protocol):
     def records_missing_embedding(self, limit: int) -> list[MemoryRecord]: ...
     def set_embedding(self, memory_id: str, embedding: np.ndarray, model: str) -> None: ...
 
-    # retrieval
-    def retrieval_candidates(
-        self,
-        *,
-        subject_id: str,
-        query_embedding: np.ndarray | None,
-        query_text: str,
-        types: Sequence[str] | None,
-        max_sensitivity_rank: int,
-        now: datetime,
-        per_signal: int,
-    ) -> list[RetrievalRow]: ...
+    # retrieval (beyond RetrievalReader's candidates and access event)
     def search_tenant_wide(
         self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
     ) -> list[tuple[MemoryRecord, float]]: ...
-    def log_retrieval(
-        self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
-    ) -> str: ...
     def pending_retrieval_logs(self, limit: int) -> list[dict[str, Any]]: ...
     def delete_retrieval_logs(self, ids: Sequence[str]) -> None: ...
     def revalidate(
@@ -214,27 +223,6 @@ class TenantSession(Protocol):
     def purge_subject_records(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]: ...
     def purge_subject_caches(self, subject_id: str) -> int: ...
     def verify_subject_erased(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]: ...
-
-
-class RetrievalReader(Protocol):
-    """The read path's two calls, each one atomic statement (`MemoryStore.reader`)."""
-
-    tenant_id: str
-
-    def retrieval_candidates(
-        self,
-        *,
-        subject_id: str,
-        query_embedding: np.ndarray | None,
-        query_text: str,
-        types: Sequence[str] | None,
-        max_sensitivity_rank: int,
-        now: datetime,
-        per_signal: int,
-    ) -> list[RetrievalRow]: ...
-    def log_retrieval(
-        self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
-    ) -> str: ...
 
 
 class MemoryStore(Protocol):
