@@ -6,11 +6,14 @@ from __future__ import annotations
 import random
 from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from agent_memory.bench import common as c
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -106,13 +109,15 @@ def test_write_bench_smoke(tmp_path):
     assert r["concurrent"]["threads"] == 2 and r["p95_ms"] > 0
 
 
-@pytest.mark.integration
-def test_retrieve_bench_smoke(tmp_path):
+@pytest.fixture(scope="module")
+def retrieve_run(tmp_path_factory):
+    """One tiny retrieve benchmark; its dataset is kept for the comparison below, then deleted."""
     from agent_memory.bench.retrieve import run_retrieve_bench
 
+    data_dir = tmp_path_factory.mktemp("bench") / "r"
     try:
-        r = run_retrieve_bench(
-            tmp_path / "r",
+        report = run_retrieve_bench(
+            data_dir,
             subjects=20,
             per_subject=10,
             queries=20,
@@ -120,8 +125,15 @@ def test_retrieve_bench_smoke(tmp_path):
             clients=(1, 2),
             profile=False,
         )
+        c.stop_server(data_dir, delete=False)
+        yield report, data_dir
     finally:
-        c.stop_server(tmp_path / "r", delete=True)
+        c.stop_server(data_dir, delete=True)
+
+
+@pytest.mark.integration
+def test_retrieve_bench_smoke(retrieve_run):
+    r, _ = retrieve_run
     assert r["records"] == 200
     for key in (
         "db_p50_ms",
@@ -142,6 +154,29 @@ def test_retrieve_bench_smoke(tmp_path):
     plan = "\n".join(r["plans"]["candidates"])
     assert "on memory_records" in plan and "on memory_sentences" in plan
     assert "Function Scan on memory_retrieval_candidates" not in plan
+
+
+@pytest.mark.integration
+def test_compare_bench_smoke_runs_two_checkouts_turn_by_turn(retrieve_run):
+    from agent_memory.bench.compare import compare
+
+    # Given the retrieve dataset and the same code as "old" and "new"
+    _, data_dir = retrieve_run
+    here = str(REPO)
+    # When they take 3 turns of 4 retrievals each
+    r = compare(here, here, data_dir, rounds=3, per_turn=4)
+    # Then both ran every retrieval, from this checkout, with the same answers
+    assert r["answers"] == 12 and r["same_answers"] == 12
+    for side in ("old", "new"):
+        assert r[side]["code"].startswith(here) and r[side]["client_cpu_ms"] > 0
+        assert 0 < r[side]["p50_ms"] <= r[side]["p95_ms"] <= r[side]["max_ms"]
+    assert set(r["ratio_new_to_old"]) == {
+        "p50_ms",
+        "p95_ms",
+        "turn_p50_median_ms",
+        "client_cpu_ms",
+        "server_cpu_ms",
+    }
 
 
 @pytest.mark.integration

@@ -70,6 +70,7 @@ BENCHES = {
     "write": _database_bench("write"),
     "retrieve": _database_bench("retrieve"),
     "lifecycle": _database_bench("lifecycle"),
+    "compare": _database_bench("compare"),
 }
 
 
