@@ -48,11 +48,46 @@ def test_given_the_candidates_function_when_called_with_another_tenant_then_it_s
     )
     with container.db.tenant_transaction("tenant-a") as conn:
         own = conn.execute(call, ("tenant-a",)).fetchall()
-        # When a caller passes another tenant than its transaction's
-        other = conn.execute(call, ("tenant-b",)).fetchall()
-    # Then row-level security still applies inside it (SECURITY INVOKER): nothing of tenant B
+    # When a caller passes another tenant than its transaction's
+    # Then row-level security still applies inside 0011's (SECURITY INVOKER): nothing of tenant B;
+    # 0013's, which can set the tenant itself, refuses the call outright
+    with container.db.tenant_transaction("tenant-a") as conn:
+        if function == "memory_retrieval_candidates":
+            assert conn.execute(call, ("tenant-b",)).fetchall() == []
+        else:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="scoped to another tenant"):
+                conn.execute(call, ("tenant-b",))
     assert len(own) >= 1
-    assert other == []
+
+
+def test_given_a_transaction_without_tenant_when_a_read_path_call_runs_then_it_leaves_no_tenant_behind(
+    container,
+):
+    # Given a transaction with no tenant in force
+    remember(container, "tenant-a", "S-1", "Tenant A migrated to the new billing portal")
+    with container.db.transaction() as conn:
+        # When the read path's two functions run in it for tenant A
+        rows = conn.execute(
+            "SELECT id FROM memory_retrieval_rows('tenant-a', 'S-1', NULL, 'billing portal', '{}', now(),"
+            " 9, NULL, 50)"
+        ).fetchall()
+        conn.execute("SELECT memory_log_retrieval('tenant-a', 'acc_left', 'S-1', 'a-left', '{}', '{}')")
+        # Then they found tenant A's rows, and the rest of the transaction sees no tenant at all
+        left = conn.execute("SELECT current_setting('app.tenant_id', true) AS t").fetchone()["t"]
+        visible = conn.execute("SELECT count(*) AS n FROM memory_records").fetchone()["n"]
+    assert rows and not left and visible == 0
+
+
+def test_given_a_caller_that_opened_a_transaction_when_the_reader_returns_its_connection_then_it_is_reset(
+    container,
+):
+    # Given the read path's autocommit connection, on which a caller opened a transaction by hand
+    with container.db.statements() as conn:
+        conn.execute("BEGIN")
+        conn.execute("SELECT 1")
+        held = conn
+    # Then the pool gets it back idle and out of autocommit (or closed, to be replaced)
+    assert held.closed or (not held.autocommit and held.info.transaction_status.name == "IDLE")
 
 
 def test_given_no_transaction_when_the_read_path_calls_run_then_each_is_scoped_to_its_tenant_alone(

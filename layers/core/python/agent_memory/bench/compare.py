@@ -13,15 +13,19 @@ process time) and server CPU per retrieval (the embedded server's, during the wo
 new/old ratios, and how many retrievals returned the same memories in the same order.
 
 The dataset is a `memory bench retrieve --keep` data dir. The workers run this file as a script,
-so `--old` needs no copy of it: only `bench.common`, `bench.retrieve` and the broker, as they have
-been since session 3. Migrations are applied by the newer code (`--new`) before the workers start.
+so `--old` needs no copy of it: only `bench.common` and the broker, as they have been since
+session 3. The queries (texts, vectors and each turn's subjects) come from this process, so both
+sides are asked exactly the same. Migrations are applied by the code running this command, before
+the workers start: run it from the newer checkout.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,39 +59,45 @@ def compare(
     from agent_memory.bench import common as c
     from agent_memory.bench import retrieve as rb
 
+    roots = {"old": _code_root(old), "new": _code_root(new)}
     marker = c.read_marker(data_dir)
     if not marker or marker.get("kind") != "retrieve":
         raise SystemExit(f"{data_dir} holds no retrieve dataset: run `memory bench retrieve --keep` first")
-    container = c.build(data_dir, embedder=c.PrecomputedEmbedder())  # the newer code migrates
-    url = c.owner_url(container)
     texts = rb.query_texts()
     vectors = rb.embed_all(MiniLMOnnxEmbedder(), texts)
     workdir = Path(tempfile.mkdtemp(prefix="bench-compare-"))
     np.save(workdir / "qvecs.npy", np.stack([vectors[t] for t in texts]))
-    roots = {"old": _code_root(old), "new": _code_root(new)}
-    workers = {
-        name: subprocess.Popen(  # noqa: S603 - our own interpreter on our own script
-            [sys.executable, __file__, "--worker", url, str(data_dir), str(workdir / "qvecs.npy")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(root)},
-        )
-        for name, root in roots.items()
-    }
+    (workdir / "texts.json").write_text(json.dumps(texts))
+    container = c.build(data_dir, embedder=c.PrecomputedEmbedder())  # this code migrates
+    workers: dict[str, subprocess.Popen[str]] = {}
     try:
+        url = c.owner_url(container)
+        for name, root in roots.items():
+            workers[name] = subprocess.Popen(  # noqa: S603 - our own interpreter on our own script
+                [sys.executable, __file__, "--worker", url, str(workdir)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "PYTHONPATH": str(root)},
+            )
+        warm_up = json.dumps(rb.make_workload(marker["subjects"], min(50, per_turn * 5), seed - 1)) + "\n"
+        for w in workers.values():
+            assert w.stdin is not None
+            w.stdin.write(warm_up)
+            w.stdin.flush()
         ready = {name: json.loads(_readline(w)) for name, w in workers.items()}
         runs: dict[str, dict[str, Any]] = {
             n: {"lat": [], "cpu": 0.0, "pg": 0.0, "turns": []} for n in workers
         }
         same = total = 0
         for r in range(rounds):
+            turn = rb.make_workload(marker["subjects"], per_turn, seed + r)
             answers: dict[str, list[list[str]]] = {}
             for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
                 w = workers[name]
                 assert w.stdin is not None
                 pg0 = c.pg_cpu_seconds(data_dir)
-                w.stdin.write(f"{per_turn} {seed + r}\n")
+                w.stdin.write(json.dumps(turn) + "\n")
                 w.stdin.flush()
                 out = json.loads(_readline(w))
                 runs[name]["pg"] += c.pg_cpu_seconds(data_dir) - pg0
@@ -100,10 +110,9 @@ def compare(
                 same += a == b
     finally:
         for w in workers.values():
-            if w.stdin is not None:
-                w.stdin.close()
-            w.wait(timeout=60)
+            _stop(w)
         container.close()
+        shutil.rmtree(workdir, ignore_errors=True)
     report: dict[str, Any] = {
         "bench": "compare",
         "old": {"code": ready["old"]["code"], **_summary(runs["old"])},
@@ -115,11 +124,23 @@ def compare(
         "answers": total,
         "machine": c.machine_state(),
     }
+    # None, not NaN, where a side used no measurable server time (clock ticks are 10 ms): strict JSON
     report["ratio_new_to_old"] = {
-        k: c.ratio(report["new"][k], report["old"][k])
+        k: None if math.isnan(x := c.ratio(report["new"][k], report["old"][k])) else x
         for k in ("p50_ms", "p95_ms", "turn_p50_median_ms", "client_cpu_ms", "server_cpu_ms")
     }
     return report
+
+
+def _stop(worker: subprocess.Popen[str]) -> None:
+    """End a worker whatever state it is in: close its input, then kill it if it lingers."""
+    try:
+        if worker.stdin is not None:
+            worker.stdin.close()
+        worker.wait(timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        worker.kill()
+        worker.wait()
 
 
 def _readline(worker: subprocess.Popen[str]) -> str:
@@ -142,27 +163,27 @@ def _summary(run: dict[str, Any]) -> dict[str, float]:
     }
 
 
-def _worker(url: str, data_dir: str, qvecs_path: str) -> None:
-    """One version's broker: reads 'N SEED' lines, answers each with one JSON line. Anything else
-    that would print (logs) goes to stderr: stdout is the protocol."""
+def _worker(url: str, workdir: str) -> None:
+    """One version's broker: reads a turn (a JSON list of [subject, query index]) per line and
+    answers each with one JSON line. Anything else that would print (logs) goes to stderr: stdout
+    is the protocol."""
     protocol, sys.stdout = sys.stdout, sys.stderr
     import agent_memory
     from agent_memory.bench import common as c
-    from agent_memory.bench import retrieve as rb
     from agent_memory.domain.enums import Role
     from agent_memory.services.retrieval import RetrieveRequest
 
     container = c.build(
         None, database_url=url, embedder=c.PrecomputedEmbedder(), pool_max_size=1, migrate=False
     )
-    subjects = (c.read_marker(Path(data_dir)) or {})["subjects"]
-    texts, vectors = rb.query_texts(), np.load(qvecs_path)
+    texts = json.loads((Path(workdir) / "texts.json").read_text())
+    vectors = np.load(Path(workdir) / "qvecs.npy")
     principal = c.principal(c.TENANT, Role.AGENT)
 
-    def turn(n: int, seed: int) -> dict[str, Any]:
+    def turn(queries: list[tuple[str, int]]) -> dict[str, Any]:
         lat, ids = [], []
         cpu0 = time.process_time()
-        for subject, qi in rb.make_workload(subjects, n, seed):
+        for subject, qi in queries:
             t = time.perf_counter()
             r = container.broker.retrieve(
                 principal, RetrieveRequest(subject_id=subject, query=texts[qi]), query_embedding=vectors[qi]
@@ -171,11 +192,11 @@ def _worker(url: str, data_dir: str, qvecs_path: str) -> None:
             ids.append([m["id"] for m in r.memories])
         return {"lat": lat, "cpu": time.process_time() - cpu0, "ids": ids}
 
-    turn(50, 7)  # warm-up: connection, plans, caches
+    first = json.loads(sys.stdin.readline())  # the warm-up turn: connection, plans, caches
+    turn(first)
     print(json.dumps({"code": str(Path(agent_memory.__file__).parent)}), file=protocol, flush=True)
     for line in sys.stdin:
-        n, seed = map(int, line.split())
-        print(json.dumps(turn(n, seed)), file=protocol, flush=True)
+        print(json.dumps(turn(json.loads(line))), file=protocol, flush=True)
     container.close()
 
 
@@ -195,10 +216,11 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     try:
         report = compare(a.old, a.new, a.data_dir, rounds=a.rounds, per_turn=a.per_turn)
     finally:
-        c.stop_server(a.data_dir, delete=False)  # the dataset stays: it was built to be reused
+        if (a.data_dir / "pg" / "postmaster.pid").exists():  # stop what ran; never start one to stop it
+            c.stop_server(a.data_dir, delete=False)  # the dataset stays: it was built to be reused
     report["command"] = "memory bench compare " + " ".join(argv)
     return report, a.json
 
 
-if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--worker":
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--worker":
     _worker(*sys.argv[2:])

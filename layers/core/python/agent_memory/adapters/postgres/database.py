@@ -7,7 +7,7 @@ import select
 import struct
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from importlib import resources
 from typing import Any
 
@@ -122,15 +122,25 @@ class Database:
             try:
                 yield conn
             finally:
-                # a broken connection cannot switch back; the pool discards it on return
-                with suppress(psycopg.Error):
-                    conn.autocommit = False
+                _leave_autocommit(conn)
 
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[DictRow]]:
         """A transaction with no tenant: tenant tables look empty (RLS)."""
         with self.pool.connection() as conn, conn.transaction():
             yield conn
+
+
+def _leave_autocommit(conn: psycopg.Connection[Any]) -> None:
+    """Give the pool back a connection as it lent it: idle, out of autocommit. A transaction a
+    caller opened by hand is rolled back; a connection that cannot be reset is closed, so the pool
+    replaces it instead of lending it out in autocommit."""
+    try:
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.rollback()
+        conn.autocommit = False
+    except psycopg.Error:
+        conn.close()
 
 
 class VectorArrayLoader(Loader):

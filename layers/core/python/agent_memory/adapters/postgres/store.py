@@ -684,6 +684,18 @@ def _as_array(v: Any) -> np.ndarray | None:
     return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
 
 
+class PostgresRetrievalReader:
+    """Only the two calls that scope the tenant themselves: any other statement on this autocommit
+    connection would see no tenant under row-level security, and so nothing."""
+
+    def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
+        self.conn = conn  # for checks of what the calls leave on it
+        self.tenant_id = tenant_id
+        self._calls = PostgresTenantSession(conn, tenant_id)
+        self.retrieval_candidates = self._calls.retrieval_candidates
+        self.log_retrieval = self._calls.log_retrieval
+
+
 class PostgresStore:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -701,12 +713,11 @@ class PostgresStore:
             raise RetryableConflict(type(exc).__name__) from exc
 
     @contextmanager
-    def reader(self, tenant_id: str) -> Iterator[PostgresTenantSession]:
+    def reader(self, tenant_id: str) -> Iterator[PostgresRetrievalReader]:
         """The read path's two calls, each one statement outside a transaction (they scope the
-        tenant themselves): `retrieval_candidates`, then `log_retrieval`. Nothing else may run on
-        it: any other statement would see no tenant (row-level security) and nothing."""
+        tenant themselves): `retrieval_candidates`, then `log_retrieval`."""
         with self.db.statements() as conn:
-            yield PostgresTenantSession(conn, tenant_id)
+            yield PostgresRetrievalReader(conn, tenant_id)
 
     def ping(self) -> bool:
         with self.db.transaction() as conn:

@@ -2,9 +2,10 @@
 -- access event. Called with no tenant in force, each sets the tenant for row-level security to its
 -- argument (transaction-local: in autocommit it ends with the statement), so a retrieval needs no
 -- BEGIN, no separate tenant statement and no COMMIT: two round trips, and the access event is
--- durable when its call returns (synchronous commit, as before). Called inside a transaction that
--- already scopes a tenant, they keep that tenant: an argument naming another one sees nothing and
--- writes nothing, as with migration 0011's function.
+-- durable when its call returns (synchronous commit, as before), and the tenant they set is
+-- cleared again before they return, so nothing after them in the same transaction or statement
+-- inherits it. Called inside a transaction that already scopes a tenant, they keep that tenant,
+-- and an argument naming another tenant is an error (0011's function returned nothing then).
 --
 -- The query is migration 0011's, whose function stays for code still calling it during a deploy;
 -- `tsvector::text` is now taken only for the rows returned. (Counting the query's lexemes here,
@@ -25,9 +26,14 @@ CREATE FUNCTION memory_retrieval_rows(
     SET search_path = public, pg_temp
 AS $fn$
 #variable_conflict use_column
+DECLARE
+    in_force text := coalesce(current_setting('app.tenant_id', true), '');
 BEGIN
-IF coalesce(current_setting('app.tenant_id', true), '') = '' THEN
+IF in_force = '' THEN
     PERFORM set_config('app.tenant_id', p_tenant, true);
+ELSIF in_force IS DISTINCT FROM p_tenant THEN
+    RAISE EXCEPTION 'memory_retrieval_rows: tenant % asked inside a transaction scoped to another tenant', p_tenant
+        USING ERRCODE = 'insufficient_privilege';
 END IF;
 RETURN QUERY
 -- query:start
@@ -90,6 +96,9 @@ SELECT f.id, f.type, f.authority, f.confidence, f.effective_at, f.session_id, f.
   FROM found f, q
 -- query:end
 ;
+IF in_force = '' THEN  -- the rows are already materialised: clearing the tenant cannot change them
+    PERFORM set_config('app.tenant_id', '', true);
+END IF;
 END
 $fn$;
 REVOKE ALL ON FUNCTION memory_retrieval_rows(text, text, vector, text, text[], timestamptz, integer, text[], integer) FROM PUBLIC;
@@ -102,12 +111,20 @@ CREATE FUNCTION memory_log_retrieval(
     LANGUAGE plpgsql
     SET search_path = public, pg_temp
 AS $fn$
+DECLARE
+    in_force text := coalesce(current_setting('app.tenant_id', true), '');
 BEGIN
-IF coalesce(current_setting('app.tenant_id', true), '') = '' THEN
+IF in_force = '' THEN
     PERFORM set_config('app.tenant_id', p_tenant, true);
+ELSIF in_force IS DISTINCT FROM p_tenant THEN
+    RAISE EXCEPTION 'memory_log_retrieval: tenant % asked inside a transaction scoped to another tenant', p_tenant
+        USING ERRCODE = 'insufficient_privilege';
 END IF;
 INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)
 VALUES (p_tenant, p_id, p_subject, p_actor, p_memory_ids, p_payload);
+IF in_force = '' THEN
+    PERFORM set_config('app.tenant_id', '', true);
+END IF;
 END
 $fn$;
 REVOKE ALL ON FUNCTION memory_log_retrieval(text, text, text, text, text[], jsonb) FROM PUBLIC;
