@@ -11,6 +11,28 @@
 -- `tsvector::text` is now taken only for the rows returned. (Counting the query's lexemes here,
 -- with unnest over each row's tsvector, cost more server time than parsing the text in Python.)
 -- SECURITY INVOKER (the default): row-level security applies as to a plain statement.
+-- The rule both functions follow, in one place: with no tenant in force, scope this transaction to
+-- p_tenant and say so (the caller clears it again before returning); with another tenant in force,
+-- refuse. No SET clause, so the setting is not undone when this function returns.
+CREATE FUNCTION memory_enter_tenant(p_tenant text) RETURNS boolean
+    LANGUAGE plpgsql
+AS $fn$
+DECLARE
+    in_force text := coalesce(pg_catalog.current_setting('app.tenant_id', true), '');
+BEGIN
+IF in_force = '' THEN
+    PERFORM pg_catalog.set_config('app.tenant_id', p_tenant, true);
+    RETURN true;
+ELSIF in_force IS DISTINCT FROM p_tenant THEN
+    RAISE EXCEPTION 'tenant % asked inside a transaction scoped to another tenant', p_tenant
+        USING ERRCODE = 'insufficient_privilege';
+END IF;
+RETURN false;
+END
+$fn$;
+REVOKE ALL ON FUNCTION memory_enter_tenant(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION memory_enter_tenant(text) TO memory_app;
+
 CREATE FUNCTION memory_retrieval_rows(
     p_tenant text, p_subject text, p_q vector, p_qtext text, p_verified text[], p_now timestamptz,
     p_clr integer, p_types text[], p_n integer
@@ -27,14 +49,8 @@ CREATE FUNCTION memory_retrieval_rows(
 AS $fn$
 #variable_conflict use_column
 DECLARE
-    in_force text := coalesce(current_setting('app.tenant_id', true), '');
+    scoped_here boolean := memory_enter_tenant(p_tenant);
 BEGIN
-IF in_force = '' THEN
-    PERFORM set_config('app.tenant_id', p_tenant, true);
-ELSIF in_force IS DISTINCT FROM p_tenant THEN
-    RAISE EXCEPTION 'memory_retrieval_rows: tenant % asked inside a transaction scoped to another tenant', p_tenant
-        USING ERRCODE = 'insufficient_privilege';
-END IF;
 RETURN QUERY
 -- query:start
 WITH scoped AS MATERIALIZED (
@@ -96,7 +112,7 @@ SELECT f.id, f.type, f.authority, f.confidence, f.effective_at, f.session_id, f.
   FROM found f, q
 -- query:end
 ;
-IF in_force = '' THEN  -- the rows are already materialised: clearing the tenant cannot change them
+IF scoped_here THEN  -- the rows are already materialised: clearing the tenant cannot change them
     PERFORM set_config('app.tenant_id', '', true);
 END IF;
 END
@@ -112,17 +128,11 @@ CREATE FUNCTION memory_log_retrieval(
     SET search_path = public, pg_temp
 AS $fn$
 DECLARE
-    in_force text := coalesce(current_setting('app.tenant_id', true), '');
+    scoped_here boolean := memory_enter_tenant(p_tenant);
 BEGIN
-IF in_force = '' THEN
-    PERFORM set_config('app.tenant_id', p_tenant, true);
-ELSIF in_force IS DISTINCT FROM p_tenant THEN
-    RAISE EXCEPTION 'memory_log_retrieval: tenant % asked inside a transaction scoped to another tenant', p_tenant
-        USING ERRCODE = 'insufficient_privilege';
-END IF;
 INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)
 VALUES (p_tenant, p_id, p_subject, p_actor, p_memory_ids, p_payload);
-IF in_force = '' THEN
+IF scoped_here THEN
     PERFORM set_config('app.tenant_id', '', true);
 END IF;
 END
