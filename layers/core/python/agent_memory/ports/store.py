@@ -227,8 +227,9 @@ class TenantSession(RetrievalReader, Protocol):
 
 class MemoryStore(Protocol):
     def tenant(self, tenant_id: str, *, reuse_plans: bool = False) -> AbstractContextManager[TenantSession]:
-        """One tenant-scoped transaction. `reuse_plans`: the hot read path, whose repeated
-        statements keep one generic plan instead of being planned per call."""
+        """One tenant-scoped transaction. `reuse_plans`: short read-side transactions whose
+        repeated statements keep one generic plan instead of being planned per call (the
+        per-subject retrieval itself uses `reader`)."""
         ...
 
     def reader(self, tenant_id: str) -> AbstractContextManager[RetrievalReader]:

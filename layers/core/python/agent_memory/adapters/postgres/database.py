@@ -90,14 +90,13 @@ class Database:
     ) -> Iterator[psycopg.Connection[DictRow]]:
         """One transaction in which row-level security sees only `tenant_id`.
 
-        `reuse_plans` (the read path): statements this connection has prepared run their generic
-        plan instead of being planned again for each call (the retrieval query's planning cost more
-        than its execution), and the transaction runs in pipeline mode: BEGIN and the tenant setting
-        travel with the first query, a write whose result nobody reads travels with the COMMIT, so
-        the retrieval makes three round trips instead of six. Only for statements whose best plan
-        does not depend on the parameters. Without prepared statements (behind RDS Proxy) the other
-        statements are planned afresh; the retrieval query keeps its plan regardless, inside its
-        PL/pgSQL function (migration 0011).
+        `reuse_plans` (short read-side transactions: the tenant-wide search, and what a retrieval
+        that checked the system of record writes): statements this connection has prepared run
+        their generic plan instead of being planned again for each call, and the transaction runs
+        in pipeline mode: BEGIN and the tenant setting travel with the first query, a write whose
+        result nobody reads travels with the COMMIT. Only for statements whose best plan does not
+        depend on the parameters. The per-subject retrieval itself runs on `statements()`, outside
+        any transaction; its query keeps its plan inside a PL/pgSQL function (migration 0013).
         """
         scope = "SELECT set_config('app.tenant_id', %s, true)"
         if reuse_plans and self.prepared_statements:

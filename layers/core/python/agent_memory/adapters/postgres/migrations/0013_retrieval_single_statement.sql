@@ -10,7 +10,9 @@
 -- The query is migration 0011's, whose function stays for code still calling it during a deploy;
 -- `tsvector::text` is now taken only for the rows returned. (Counting the query's lexemes here,
 -- with unnest over each row's tsvector, cost more server time than parsing the text in Python.)
--- SECURITY INVOKER (the default): row-level security applies as to a plain statement.
+-- All three functions are SECURITY INVOKER (the default): row-level security applies as to a
+-- plain statement.
+
 -- The rule both functions follow, in one place: with no tenant in force, scope this transaction to
 -- p_tenant and say so (the caller clears it again before returning); with another tenant in force,
 -- refuse. No SET clause, so the setting is not undone when this function returns.
