@@ -260,6 +260,9 @@ def _worker(
     p = c.principal(c.TENANT, Role.AGENT)
     rng = random.Random(1000 + idx)  # noqa: S311 - synthetic data, not security
     real_embedder = None
+    floor_conn = None
+    clearance = p.clearance.rank
+    stack = contextlib.ExitStack()  # the floor's own connection, opened on first use
     out_q.put(("ready", idx))
     while True:
         cmd = cmd_q.get()
@@ -286,7 +289,11 @@ def _worker(
             if time.time() >= end:
                 break
             try:
-                if mode == "embed":
+                if mode == "floor":  # the bare exact k-NN alone: what the machine does at best
+                    if floor_conn is None:
+                        floor_conn = stack.enter_context(floor_connection(url))
+                    floor_call(floor_conn, subject, qvecs[qi], clearance)
+                elif mode == "embed":
                     container.broker.retrieve(p, req)
                 else:
                     container.broker.retrieve(p, req, query_embedding=qvecs[qi])
@@ -295,6 +302,7 @@ def _worker(
                 continue
             lat.append(time.perf_counter() - t)
         out_q.put(("done", idx, lat, errors, time.process_time() - cpu0))
+    stack.close()
     container.close()
 
 
@@ -559,12 +567,19 @@ def run_retrieve_bench(
         for n in clients:
             runs.append(pool.run(n, "precomputed", seconds))
             print(f"  {runs[-1]}", flush=True)
+        # The floor's own throughput at the most clients: what this machine does at best with
+        # the bare query alone (client and server CPU included), to read qps_16 against.
+        floor_run = pool.run(max(clients), "floor", seconds)
+        print(f"  {floor_run}", flush=True)
         pool.load_embedders(max(clients))
         runs.append(pool.run(max(clients), "embed", seconds))
         print(f"  {runs[-1]}", flush=True)
     finally:
         pool.close()
     report["throughput"] = runs
+    report["floor_throughput"] = floor_run
+    report[f"floor_qps_{max(clients)}"] = floor_run["qps"]
+    report[f"floor_p95_ms_{max(clients)}"] = floor_run["p95_ms"]
     for r in runs:
         if r["mode"] == "precomputed":
             report[f"qps_{r['clients']}"] = r["qps"]
