@@ -152,6 +152,7 @@ def test_retrieve_bench_smoke(retrieve_run):
     # the bare floor query's own throughput at the most clients, run without error
     assert r["floor_qps_2"] > 0 and r["floor_throughput"]["mode"] == "floor"
     assert r["floor_throughput"]["errors"] == 0 and r["floor_throughput"]["clients"] == 2
+    assert r["floor_logged_qps_2"] > 0 and r["floor_logged_throughput"]["errors"] == 0
     assert r["load"]["sentence_rows"] > 0  # multi-sentence memories carry sentence vectors, as written
     # the report shows the plan of the query inside the candidates function, not a function scan
     plan = "\n".join(r["plans"]["candidates"])

@@ -21,7 +21,9 @@
    - embed: the local MiniLM embedder on the query text.
 4. Throughput: 1, 4 and 16 client processes (each its own container and one pooled
    connection, like Lambda concurrency: no shared GIL), `--seconds` each, precomputed
-   vectors; and 16 clients with the embedder in the loop.
+   vectors; and 16 clients with the embedder in the loop. For scale, 16 clients running the
+   floor query alone (`floor_qps_16`), and the floor query plus the broker's access-event write
+   (`floor_logged_qps_16`): what this machine does at best, and at best with a durable log.
 """
 
 from __future__ import annotations
@@ -226,6 +228,18 @@ def floor_call(conn: Any, subject: str, vec: np.ndarray, clearance: int) -> tupl
     return time.perf_counter() - t, len(rows)
 
 
+def floor_logged_call(
+    conn: Any, container: Any, subject: str, vec: np.ndarray, clearance: int, actor: str
+) -> None:
+    """The least a retrieval with a durable access event can cost: the floor query, then the
+    broker's own access-event write (one autocommit statement) with the ids it found."""
+    rows = conn.execute(
+        FLOOR_SQL, {"q": vec, "t": c.TENANT, "s": subject, "now": datetime.now(UTC), "clr": clearance}
+    ).fetchall()
+    with container.store.reader(c.TENANT) as reader:
+        reader.log_retrieval(subject_id=subject, actor=actor, memory_ids=[r[0] for r in rows], payload={})
+
+
 def warm_os_cache(data_dir: Path) -> float:
     """Read the database files once: the runs measure a warm OS page cache, not the disk."""
     t = time.perf_counter()
@@ -289,10 +303,13 @@ def _worker(
             if time.time() >= end:
                 break
             try:
-                if mode == "floor":  # the bare exact k-NN alone: what the machine does at best
+                if mode in ("floor", "floor_logged"):  # the bare exact k-NN [+ the access event]
                     if floor_conn is None:
                         floor_conn = stack.enter_context(floor_connection(url))
-                    floor_call(floor_conn, subject, qvecs[qi], clearance)
+                    if mode == "floor":
+                        floor_call(floor_conn, subject, qvecs[qi], clearance)
+                    else:
+                        floor_logged_call(floor_conn, container, subject, qvecs[qi], clearance, p.sub)
                 elif mode == "embed":
                     container.broker.retrieve(p, req)
                 else:
@@ -571,6 +588,9 @@ def run_retrieve_bench(
         # the bare query alone (client and server CPU included), to read qps_16 against.
         floor_run = pool.run(max(clients), "floor", seconds)
         print(f"  {floor_run}", flush=True)
+        # ...and with the access event every retrieval must write durably before it answers
+        floor_logged_run = pool.run(max(clients), "floor_logged", seconds)
+        print(f"  {floor_logged_run}", flush=True)
         pool.load_embedders(max(clients))
         runs.append(pool.run(max(clients), "embed", seconds))
         print(f"  {runs[-1]}", flush=True)
@@ -580,6 +600,8 @@ def run_retrieve_bench(
     report["floor_throughput"] = floor_run
     report[f"floor_qps_{max(clients)}"] = floor_run["qps"]
     report[f"floor_p95_ms_{max(clients)}"] = floor_run["p95_ms"]
+    report["floor_logged_throughput"] = floor_logged_run
+    report[f"floor_logged_qps_{max(clients)}"] = floor_logged_run["qps"]
     for r in runs:
         if r["mode"] == "precomputed":
             report[f"qps_{r['clients']}"] = r["qps"]
