@@ -141,6 +141,7 @@ def test_retrieve_bench_smoke(retrieve_run):
         "broker_p95_ms",
         "embed_p95_ms",
         "floor_p95_ms",
+        "floor_logged_p95_ms",
         "ratio_to_floor",
         "qps_1",
         "qps_2",
@@ -153,6 +154,8 @@ def test_retrieve_bench_smoke(retrieve_run):
     assert r["floor_qps_2"] > 0 and r["floor_throughput"]["mode"] == "floor"
     assert r["floor_throughput"]["errors"] == 0 and r["floor_throughput"]["clients"] == 2
     assert r["floor_logged_qps_2"] > 0 and r["floor_logged_throughput"]["errors"] == 0
+    # ...and it wrote one access event per call it timed (warm-up aside: none)
+    assert r["floor_logged_events_written"] == r["floor_logged_calls"] > 20
     assert r["load"]["sentence_rows"] > 0  # multi-sentence memories carry sentence vectors, as written
     # the report shows the plan of the query inside the candidates function, not a function scan
     plan = "\n".join(r["plans"]["candidates"])
