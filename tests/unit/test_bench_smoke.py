@@ -142,6 +142,7 @@ def test_retrieve_bench_smoke(retrieve_run):
         "embed_p95_ms",
         "floor_p95_ms",
         "floor_logged_p95_ms",
+        "floor_logged_one_p95_ms",
         "ratio_to_floor",
         "qps_1",
         "qps_2",
@@ -154,6 +155,7 @@ def test_retrieve_bench_smoke(retrieve_run):
     assert r["floor_qps_2"] > 0 and r["floor_throughput"]["mode"] == "floor"
     assert r["floor_throughput"]["errors"] == 0 and r["floor_throughput"]["clients"] == 2
     assert r["floor_logged_qps_2"] > 0 and r["floor_logged_throughput"]["errors"] == 0
+    assert r["floor_logged_one_qps_2"] > 0 and r["floor_logged_one_throughput"]["errors"] == 0
     # ...and it wrote one access event per call it timed (warm-up aside: none)
     assert r["floor_logged_events_written"] == r["floor_logged_calls"] > 20
     assert r["load"]["sentence_rows"] > 0  # multi-sentence memories carry sentence vectors, as written
