@@ -105,9 +105,8 @@ class RetrievalReader(Protocol):
 
 
 class TenantSession(RetrievalReader, Protocol):
-    """One tenant-scoped transaction: everything the services do, the read path's calls included."""
-
-    tenant_id: str
+    """One tenant-scoped transaction: everything the services do, the read path's calls (and
+    `tenant_id`) included."""
 
     def lock_slot(self, subject_id: str, slot: str) -> None: ...
     def lock_subject(self, subject_id: str) -> None: ...
