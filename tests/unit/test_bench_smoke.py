@@ -143,6 +143,7 @@ def test_retrieve_bench_smoke(retrieve_run):
         "floor_p95_ms",
         "floor_logged_p95_ms",
         "floor_logged_one_p95_ms",
+        "sql_ranked_p95_ms",
         "ratio_to_floor",
         "qps_1",
         "qps_2",
@@ -156,6 +157,9 @@ def test_retrieve_bench_smoke(retrieve_run):
     assert r["floor_throughput"]["errors"] == 0 and r["floor_throughput"]["clients"] == 2
     assert r["floor_logged_qps_2"] > 0 and r["floor_logged_throughput"]["errors"] == 0
     assert r["floor_logged_one_qps_2"] > 0 and r["floor_logged_one_throughput"]["errors"] == 0
+    assert r["sql_ranked_qps_2"] > 0 and r["sql_ranked_throughput"]["errors"] == 0
+    # the ranking in SQL is a faithful cost model only if it picks what the broker returns
+    assert r["sql_ranked_same_ids_pct"] >= 90
     # ...and it wrote one access event per call it timed (warm-up aside: none)
     assert r["floor_logged_events_written"] == r["floor_logged_calls"] > 20
     assert r["load"]["sentence_rows"] > 0  # multi-sentence memories carry sentence vectors, as written

@@ -22,7 +22,13 @@
    - floor_logged: the floor, then a bare durable INSERT of the access event (the least a
      retrieval that decides in the application what it returned, then logs it, can cost);
    - floor_logged_one: the same INSERT riding on the floor query in one statement (the least any
-     retrieval with a durable access event can cost).
+     retrieval with a durable access event can cost);
+   - sql_ranked: the broker's selection done by the database instead, as one statement: the same
+     candidates (vectors, sentence vectors, full text), BM25 over their lexemes, the fused score
+     with authority, verification, confidence and recency, the sections with their caps, and the
+     access event riding on it (what "ranking in SQL" would cost; it leaves out the newest-version
+     reorder, the freshness gate, rendering and the token budget). The report says how often it
+     picked the same memories as the broker (`sql_ranked_same_ids_pct`).
    Every step of this loop follows the others, the embedding among them, so each finds caches
    that the others have just used: run alone, the floor is faster (docs/benchmarks.md).
 4. Throughput: 1, 4 and 16 client processes (each its own container and one pooled
@@ -30,7 +36,8 @@
    vectors; and 16 clients with the embedder in the loop. For scale, 16 clients running the
    floor query alone (`floor_qps_16`), and the floor query plus a bare durable INSERT of the access
    event, in two statements and in one (`floor_logged_qps_16`, `floor_logged_one_qps_16`): what
-   this machine does at best, and at best with a durable log.
+   this machine does at best, and at best with a durable log; and the ranking in SQL
+   (`sql_ranked_qps_16`).
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ from agent_memory.domain.records import new_id
 
 TARGETS = {"db_p95_ms": 1.0, "broker_p95_ms": 2.0, "ratio_to_floor": 5.0, "qps_16": 1000.0, "p95_ms_16": 25.0}
 
-FLOOR_ACTOR = "bench-floor-logged"  # the access events the floor_logged runs write
+FLOOR_ACTOR = "bench-floor-logged"  # the access events the reference workloads write
 
 FLOOR_SQL = """
 SELECT id, embedding <=> %(q)s AS distance
@@ -230,7 +237,7 @@ def floor_connection(url: str) -> Any:
         yield conn
 
 
-def floor_call(conn: Any, subject: str, vec: np.ndarray, clearance: int) -> tuple[float, int]:
+def floor_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, text: str = "") -> tuple[float, int]:
     t = time.perf_counter()
     rows = conn.execute(
         FLOOR_SQL, {"q": vec, "t": c.TENANT, "s": subject, "now": datetime.now(UTC), "clr": clearance}
@@ -238,7 +245,7 @@ def floor_call(conn: Any, subject: str, vec: np.ndarray, clearance: int) -> tupl
     return time.perf_counter() - t, len(rows)
 
 
-def floor_logged_call(conn: Any, subject: str, vec: np.ndarray, clearance: int) -> None:
+def floor_logged_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, text: str = "") -> None:
     """The least any retrieval with a durable access event can cost: the floor query, then a bare
     INSERT of the event with the ids it found, each its own autocommit statement on the floor's
     ready connection (tenant set once: no pool, no function, no JSON payload)."""
@@ -261,7 +268,7 @@ SELECT id, distance FROM found
 """
 
 
-def floor_logged_one_call(conn: Any, subject: str, vec: np.ndarray, clearance: int) -> None:
+def floor_logged_one_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, text: str = "") -> None:
     """The same in one statement: the INSERT of the ids found rides on the floor query (a
     data-modifying CTE), so one round trip reads and durably logs. Only a broker that decides in
     SQL which ids it returns could log this way."""
@@ -279,6 +286,106 @@ def floor_logged_one_call(conn: Any, subject: str, vec: np.ndarray, clearance: i
     ).fetchall()
 
 
+# The broker's selection as one statement, with the access event on it (see the module docstring).
+# Its constants are the broker's (domain.ranking, services.retrieval), written out: what is measured
+# is what the database would have to do, so it follows them and does not import them.
+SQL_RANKED_SQL = """
+WITH q AS MATERIALIZED (
+  SELECT coalesce((SELECT array_agg(t.lexeme) FROM unnest(to_tsvector('english', %(qtext)s)) t), '{}') AS lex
+),
+sent AS (
+  SELECT ms.memory_id, max(1 - (ms.embedding <=> %(q)s)) AS ss
+    FROM memory_sentences ms WHERE ms.tenant_id = %(t)s AND ms.subject_id = %(s)s GROUP BY ms.memory_id
+),
+scoped AS MATERIALIZED (
+  SELECT r.id, r.type, r.authority, r.authority_rank, r.confidence, r.effective_at, r.content_tsv,
+         greatest(1 - (r.embedding <=> %(q)s), s.ss) AS dense
+    FROM memory_records r LEFT JOIN sent s ON s.memory_id = r.id
+   WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.status = 'active'
+     AND (r.expires_at IS NULL OR r.expires_at > %(now)s) AND r.sensitivity_rank <= %(clr)s
+),
+lex AS MATERIALIZED (  -- each lexeme of each candidate: its count, and whether the query has it
+  SELECT sc.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS f, u.lexeme = ANY(q.lex) AS hit
+    FROM scoped sc CROSS JOIN q CROSS JOIN LATERAL unnest(sc.content_tsv) u
+),
+len AS (SELECT id, sum(f)::float8 AS dl FROM lex GROUP BY id),
+tf AS (SELECT id, lexeme, f FROM lex WHERE hit),
+df AS (SELECT lexeme, count(*) AS d FROM tf GROUP BY lexeme),
+stats AS (SELECT count(*)::float8 AS n, coalesce(nullif(avg(coalesce(len.dl, 0)), 0), 1) AS avgdl
+            FROM scoped LEFT JOIN len USING (id)),
+bm AS (  -- BM25, k1 1.2, b 0.2
+  SELECT tf.id, sum(ln(1 + (st.n - df.d + 0.5) / (df.d + 0.5)) * tf.f * 2.2
+                    / (tf.f + 1.2 * (0.8 + 0.2 * len.dl / st.avgdl))) AS bm25
+    FROM tf JOIN df USING (lexeme) JOIN len USING (id) CROSS JOIN stats st GROUP BY tf.id
+),
+norm AS (
+  SELECT sc.*, coalesce(bm.bm25, 0) AS lexical,
+         min(coalesce(bm.bm25, 0)) OVER () AS lmin, max(coalesce(bm.bm25, 0)) OVER () AS lmax,
+         min(coalesce(sc.dense, 0)) OVER () AS dmin, max(coalesce(sc.dense, 0)) OVER () AS dmax
+    FROM scoped sc LEFT JOIN bm USING (id)
+),
+scored AS (
+  SELECT n.id, n.type, n.authority, n.authority_rank, n.effective_at, n.dense, n.lexical,
+         (0.3 * CASE WHEN n.lmax - n.lmin < 1e-12 THEN 0 ELSE (n.lexical - n.lmin) / (n.lmax - n.lmin) END
+          + 0.7 * CASE WHEN n.dmax - n.dmin < 1e-12 THEN 0 ELSE (coalesce(n.dense, 0) - n.dmin) / (n.dmax - n.dmin) END)
+         * (0.85 + 0.03 * n.authority_rank)
+         * CASE WHEN n.authority = ANY(%(verified)s) THEN 1.05 ELSE 1 END
+         * (0.8 + 0.2 * n.confidence)
+         * (0.95 + 0.05 * coalesce(0.5 ^ (greatest(0, extract(epoch FROM %(now)s - n.effective_at)) / 86400
+              / CASE n.type WHEN 'episode' THEN 90 WHEN 'sentiment' THEN 60 WHEN 'commitment' THEN 60
+                            WHEN 'resolution' THEN 180 WHEN 'observation' THEN 30 END), 1)) AS score
+    FROM norm n
+),
+sectioned AS (
+  SELECT s.*, CASE
+      WHEN s.type = 'fact' AND s.authority = ANY(%(verified)s) THEN 'verified_facts'
+      WHEN NOT (coalesce(s.dense, -1) >= %(floor)s OR s.lexical > 0) THEN NULL
+      WHEN s.authority_rank <= 1 OR s.type = 'sentiment' THEN 'unverified'
+      WHEN s.type IN ('episode', 'observation') THEN 'supporting'
+      ELSE 'relevant' END AS section
+    FROM scored s
+),
+picked AS MATERIALIZED (
+  SELECT * FROM (
+    SELECT x.*, row_number() OVER (PARTITION BY x.section ORDER BY x.score DESC, x.effective_at DESC, x.id) AS rn
+      FROM sectioned x WHERE x.section IS NOT NULL) y
+   WHERE y.rn <= CASE WHEN y.section = 'verified_facts' THEN 20 ELSE %(k)s END
+),
+logged AS (
+  INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)
+  SELECT %(t)s, %(log_id)s, %(s)s, %(actor)s, coalesce(array_agg(id ORDER BY score DESC), '{}'), '{}' FROM picked
+)
+SELECT p.id, p.section, p.score, p.dense, r.content, r.category, r.source::text, r.value::text,
+       r.authority, r.type, r.effective_at, r.expires_at, r.session_id, r.slot, r.confidence
+  FROM picked p JOIN memory_records r ON r.id = p.id AND r.tenant_id = %(t)s
+ ORDER BY p.section, p.score DESC
+"""
+
+
+def sql_ranked_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, text: str = "") -> list[str]:
+    """The broker's selection in one statement that also logs it (SQL_RANKED_SQL): the ids chosen."""
+    from agent_memory.domain.enums import VERIFIED_AUTHORITIES
+    from agent_memory.domain.ranking import DEFAULT_FLOOR, topical_query
+
+    rows = conn.execute(
+        SQL_RANKED_SQL,
+        {
+            "q": vec,
+            "qtext": topical_query(text),
+            "t": c.TENANT,
+            "s": subject,
+            "now": datetime.now(UTC),
+            "clr": clearance,
+            "k": 5,
+            "floor": DEFAULT_FLOOR,
+            "verified": sorted(a.value for a in VERIFIED_AUTHORITIES),
+            "log_id": new_id("acc"),
+            "actor": FLOOR_ACTOR,
+        },
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
 def floor_logged_events(url: str) -> int:
     with c.owner_connection(url, c.TENANT) as conn:
         return int(
@@ -290,6 +397,7 @@ FLOOR_CALLS: dict[str, Any] = {
     "floor": floor_call,
     "floor_logged": floor_logged_call,
     "floor_logged_one": floor_logged_one_call,
+    "sql_ranked": sql_ranked_call,
 }
 
 
@@ -359,7 +467,7 @@ def _worker(
                 if mode in FLOOR_CALLS:  # the bare exact k-NN [+ the access event]
                     if floor_conn is None:
                         floor_conn = stack.enter_context(floor_connection(url))
-                    FLOOR_CALLS[mode](floor_conn, subject, qvecs[qi], clearance)
+                    FLOOR_CALLS[mode](floor_conn, subject, qvecs[qi], clearance, qtexts[qi])
                 elif mode == "embed":
                     container.broker.retrieve(p, req)
                 else:
@@ -548,12 +656,24 @@ def run_retrieve_bench(
             candidate_call(container, subject, qtexts[qi], qvecs[qi], clearance)
             floor_call(fconn, subject, qvecs[qi], clearance)
 
-        db, store, broker, floor, embed, floor_logged, floor_logged_one = [], [], [], [], [], [], []
+        db, store, broker, floor, embed, floor_logged, floor_logged_one, sql_ranked = (
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+        )
+        same_ids = 0  # sql_ranked chose what the broker returned
         cand_rows, floor_rows, memories, broker_db = [], [], [], []
         busy = c.CpuSampler()
         for i, (subject, qi) in enumerate(workload):
             vec, text = qvecs[qi], qtexts[qi]
-            for step in (0, 1, 2, 3, 4, 5) if i % 2 == 0 else (5, 4, 3, 2, 1, 0):
+            broker_ids: set[str] = set()
+            ranked_set: set[str] = set()
+            for step in (0, 1, 2, 3, 4, 5, 6) if i % 2 == 0 else (6, 5, 4, 3, 2, 1, 0):
                 if step == 0:
                     sql_s, whole_s, n, _ = candidate_call(container, subject, text, vec, clearance)
                     db.append(sql_s)
@@ -570,6 +690,7 @@ def run_retrieve_bench(
                     )
                     broker.append(time.perf_counter() - t)
                     memories.append(len(r.memories))
+                    broker_ids = {m["id"] for m in r.memories}
                     broker_db.append(r.timings_ms["db"] / 1000)
                 elif step == 3:
                     t = time.perf_counter()
@@ -579,10 +700,16 @@ def run_retrieve_bench(
                     t = time.perf_counter()
                     floor_logged_call(fconn, subject, vec, clearance)
                     floor_logged.append(time.perf_counter() - t)
-                else:
+                elif step == 5:
                     t = time.perf_counter()
                     floor_logged_one_call(fconn, subject, vec, clearance)
                     floor_logged_one.append(time.perf_counter() - t)
+                else:
+                    t = time.perf_counter()
+                    ranked_ids = sql_ranked_call(fconn, subject, vec, clearance, text)
+                    sql_ranked.append(time.perf_counter() - t)
+                    ranked_set = set(ranked_ids)
+            same_ids += ranked_set == broker_ids
         single_busy = busy.busy_pct()
         _, _, _, explain = candidate_call(
             container, workload[0][0], qtexts[workload[0][1]], qvecs[workload[0][1]], clearance, ExplainConn
@@ -611,6 +738,8 @@ def run_retrieve_bench(
             **c.summarize_ms(floor, "floor_"),
             **c.summarize_ms(floor_logged, "floor_logged_"),
             **c.summarize_ms(floor_logged_one, "floor_logged_one_"),
+            **c.summarize_ms(sql_ranked, "sql_ranked_"),
+            "sql_ranked_same_ids_pct": round(100 * same_ids / len(workload), 1) if workload else None,
             "broker_db_timing_p50_ms": round(c.percentile([x * 1000 for x in broker_db], 50), 3),
             "candidates_per_query_median": c.percentile(cand_rows, 50),
             "floor_rows_median": c.percentile(floor_rows, 50),
@@ -654,6 +783,8 @@ def run_retrieve_bench(
         print(f"  {floor_logged_run}", flush=True)
         floor_logged_one_run = pool.run(max(clients), "floor_logged_one", seconds)
         print(f"  {floor_logged_one_run}", flush=True)
+        sql_ranked_run = pool.run(max(clients), "sql_ranked", seconds)
+        print(f"  {sql_ranked_run}", flush=True)
         pool.load_embedders(max(clients))
         runs.append(pool.run(max(clients), "embed", seconds))
         print(f"  {runs[-1]}", flush=True)
@@ -667,13 +798,17 @@ def run_retrieve_bench(
     report[f"floor_logged_qps_{max(clients)}"] = floor_logged_run["qps"]
     report["floor_logged_one_throughput"] = floor_logged_one_run
     report[f"floor_logged_one_qps_{max(clients)}"] = floor_logged_one_run["qps"]
+    report["sql_ranked_throughput"] = sql_ranked_run
+    report[f"sql_ranked_qps_{max(clients)}"] = sql_ranked_run["qps"]
     # a check that the skeletons wrote what they claim: one event per timed call
     report["floor_logged_events_written"] = floor_logged_events(url) - floor_events_before
     report["floor_logged_calls"] = (
         len(floor_logged)
         + len(floor_logged_one)
+        + len(sql_ranked)
         + floor_logged_run["retrievals"]
         + floor_logged_one_run["retrievals"]
+        + sql_ranked_run["retrievals"]
     )
     for r in runs:
         if r["mode"] == "precomputed":
