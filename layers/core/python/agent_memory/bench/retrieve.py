@@ -287,8 +287,8 @@ def floor_logged_one_call(conn: Any, subject: str, vec: np.ndarray, clearance: i
 
 
 # The broker's selection as one statement, with the access event on it (see the module docstring).
-# Its constants are the broker's (domain.ranking, services.retrieval), written out: what is measured
-# is what the database would have to do, so it follows them and does not import them.
+# Its weights, half-lives, caps and floor are parameters taken from the broker's own constants
+# (sql_ranked_call), so the two cannot drift apart.
 SQL_RANKED_SQL = """
 WITH q AS MATERIALIZED (
   SELECT coalesce((SELECT array_agg(t.lexeme) FROM unnest(to_tsvector('english', %(qtext)s)) t), '{}') AS lex
@@ -313,9 +313,9 @@ tf AS (SELECT id, lexeme, f FROM lex WHERE hit),
 df AS (SELECT lexeme, count(*) AS d FROM tf GROUP BY lexeme),
 stats AS (SELECT count(*)::float8 AS n, coalesce(nullif(avg(coalesce(len.dl, 0)), 0), 1) AS avgdl
             FROM scoped LEFT JOIN len USING (id)),
-bm AS (  -- BM25, k1 1.2, b 0.2
-  SELECT tf.id, sum(ln(1 + (st.n - df.d + 0.5) / (df.d + 0.5)) * tf.f * 2.2
-                    / (tf.f + 1.2 * (0.8 + 0.2 * len.dl / st.avgdl))) AS bm25
+bm AS (  -- BM25
+  SELECT tf.id, sum(ln(1 + (st.n - df.d + 0.5) / (df.d + 0.5)) * tf.f * (%(k1)s + 1)
+                    / (tf.f + %(k1)s * (1 - %(b)s + %(b)s * len.dl / st.avgdl))) AS bm25
     FROM tf JOIN df USING (lexeme) JOIN len USING (id) CROSS JOIN stats st GROUP BY tf.id
 ),
 norm AS (
@@ -326,21 +326,23 @@ norm AS (
 ),
 scored AS (
   SELECT n.id, n.type, n.authority, n.authority_rank, n.effective_at, n.dense, n.lexical,
-         (0.3 * CASE WHEN n.lmax - n.lmin < 1e-12 THEN 0 ELSE (n.lexical - n.lmin) / (n.lmax - n.lmin) END
-          + 0.7 * CASE WHEN n.dmax - n.dmin < 1e-12 THEN 0 ELSE (coalesce(n.dense, 0) - n.dmin) / (n.dmax - n.dmin) END)
+         (%(w_lex)s * CASE WHEN n.lmax - n.lmin < 1e-12 THEN 0 ELSE (n.lexical - n.lmin) / (n.lmax - n.lmin) END
+          + (1 - %(w_lex)s) * CASE WHEN n.dmax - n.dmin < 1e-12 THEN 0 ELSE (coalesce(n.dense, 0) - n.dmin) / (n.dmax - n.dmin) END)
          * (0.85 + 0.03 * n.authority_rank)
          * CASE WHEN n.authority = ANY(%(verified)s) THEN 1.05 ELSE 1 END
          * (0.8 + 0.2 * n.confidence)
-         * (0.95 + 0.05 * coalesce(0.5 ^ (greatest(0, extract(epoch FROM %(now)s - n.effective_at)) / 86400
-              / CASE n.type WHEN 'episode' THEN 90 WHEN 'sentiment' THEN 60 WHEN 'commitment' THEN 60
-                            WHEN 'resolution' THEN 180 WHEN 'observation' THEN 30 END), 1)) AS score
+         * (1 - %(rw)s + %(rw)s * coalesce(0.5 ^ (greatest(0, extract(epoch FROM %(now)s - n.effective_at)) / 86400
+              / CASE n.type WHEN 'episode' THEN %(hl_episode)s WHEN 'sentiment' THEN %(hl_sentiment)s
+                            WHEN 'commitment' THEN %(hl_commitment)s WHEN 'resolution' THEN %(hl_resolution)s
+                            WHEN 'observation' THEN %(hl_observation)s WHEN 'fact' THEN %(hl_fact)s
+                            WHEN 'preference' THEN %(hl_preference)s END), 1)) AS score
     FROM norm n
 ),
 sectioned AS (
   SELECT s.*, CASE
       WHEN s.type = 'fact' AND s.authority = ANY(%(verified)s) THEN 'verified_facts'
       WHEN NOT (coalesce(s.dense, -1) >= %(floor)s OR s.lexical > 0) THEN NULL
-      WHEN s.authority_rank <= 1 OR s.type = 'sentiment' THEN 'unverified'
+      WHEN s.authority_rank <= %(claim_rank)s OR s.type = 'sentiment' THEN 'unverified'
       WHEN s.type IN ('episode', 'observation') THEN 'supporting'
       ELSE 'relevant' END AS section
     FROM scored s
@@ -349,7 +351,7 @@ picked AS MATERIALIZED (
   SELECT * FROM (
     SELECT x.*, row_number() OVER (PARTITION BY x.section ORDER BY x.score DESC, x.effective_at DESC, x.id) AS rn
       FROM sectioned x WHERE x.section IS NOT NULL) y
-   WHERE y.rn <= CASE WHEN y.section = 'verified_facts' THEN 20 ELSE %(k)s END
+   WHERE y.rn <= CASE WHEN y.section = 'verified_facts' THEN %(verified_cap)s ELSE %(k)s END
 ),
 logged AS (
   INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)
@@ -364,21 +366,30 @@ SELECT p.id, p.section, p.score, p.dense, r.content, r.category, r.source::text,
 
 def sql_ranked_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, text: str = "") -> list[str]:
     """The broker's selection in one statement that also logs it (SQL_RANKED_SQL): the ids chosen."""
-    from agent_memory.domain.enums import VERIFIED_AUTHORITIES
-    from agent_memory.domain.ranking import DEFAULT_FLOOR, topical_query
+    from agent_memory.domain import ranking as r
+    from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority
+    from agent_memory.domain.policy import PROFILES
+    from agent_memory.services.retrieval import VERIFIED_FACTS_CAP
 
     rows = conn.execute(
         SQL_RANKED_SQL,
         {
             "q": vec,
-            "qtext": topical_query(text),
+            "qtext": r.topical_query(text),
             "t": c.TENANT,
             "s": subject,
             "now": datetime.now(UTC),
             "clr": clearance,
-            "k": 5,
-            "floor": DEFAULT_FLOOR,
+            "k": PROFILES["crm"].retrieval_top_k,  # the bench's policy
+            "verified_cap": VERIFIED_FACTS_CAP,
+            "floor": r.DEFAULT_FLOOR,
             "verified": sorted(a.value for a in VERIFIED_AUTHORITIES),
+            "claim_rank": Authority.CUSTOMER_CLAIM.rank,
+            "w_lex": r.W_LEXICAL,
+            "k1": r.BM25_K1,
+            "b": r.BM25_B,
+            "rw": r.RECENCY_WEIGHT,
+            **{f"hl_{t.value}": days for t, days in r.HALF_LIFE_DAYS.items()},
             "log_id": new_id("acc"),
             "actor": FLOOR_ACTOR,
         },
