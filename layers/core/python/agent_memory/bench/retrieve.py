@@ -366,7 +366,7 @@ SELECT p.id, p.section, p.score, p.dense, r.content, r.category, r.source::text,
 
 def sql_ranked_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, text: str = "") -> list[str]:
     """The broker's selection in one statement that also logs it (SQL_RANKED_SQL): the ids chosen."""
-    from agent_memory.domain import ranking as r
+    from agent_memory.domain import ranking
     from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority
     from agent_memory.domain.policy import PROFILES
     from agent_memory.services.retrieval import VERIFIED_FACTS_CAP
@@ -375,26 +375,26 @@ def sql_ranked_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, te
         SQL_RANKED_SQL,
         {
             "q": vec,
-            "qtext": r.topical_query(text),
+            "qtext": ranking.topical_query(text),
             "t": c.TENANT,
             "s": subject,
             "now": datetime.now(UTC),
             "clr": clearance,
             "k": PROFILES["crm"].retrieval_top_k,  # the bench's policy
             "verified_cap": VERIFIED_FACTS_CAP,
-            "floor": r.DEFAULT_FLOOR,
+            "floor": ranking.DEFAULT_FLOOR,
             "verified": sorted(a.value for a in VERIFIED_AUTHORITIES),
             "claim_rank": Authority.CUSTOMER_CLAIM.rank,
-            "w_lex": r.W_LEXICAL,
-            "k1": r.BM25_K1,
-            "b": r.BM25_B,
-            "rw": r.RECENCY_WEIGHT,
-            **{f"hl_{t.value}": days for t, days in r.HALF_LIFE_DAYS.items()},
+            "w_lex": ranking.W_LEXICAL,
+            "k1": ranking.BM25_K1,
+            "b": ranking.BM25_B,
+            "rw": ranking.RECENCY_WEIGHT,
+            **{f"hl_{t.value}": days for t, days in ranking.HALF_LIFE_DAYS.items()},
             "log_id": new_id("acc"),
             "actor": FLOOR_ACTOR,
         },
     ).fetchall()
-    return [r[0] for r in rows]
+    return [row[0] for row in rows]
 
 
 def floor_logged_events(url: str) -> int:
@@ -404,12 +404,14 @@ def floor_logged_events(url: str) -> int:
         )
 
 
-FLOOR_CALLS: dict[str, Any] = {
-    "floor": floor_call,
+# The reference workloads that write an access event, each timed in the single-client loop and
+# at the most clients; with the bare floor, what a client process can be told to run.
+LOGGED_CALLS: dict[str, Any] = {
     "floor_logged": floor_logged_call,
     "floor_logged_one": floor_logged_one_call,
     "sql_ranked": sql_ranked_call,
 }
+FLOOR_CALLS: dict[str, Any] = {"floor": floor_call, **LOGGED_CALLS}
 
 
 def warm_os_cache(data_dir: Path) -> float:
@@ -667,16 +669,13 @@ def run_retrieve_bench(
             candidate_call(container, subject, qtexts[qi], qvecs[qi], clearance)
             floor_call(fconn, subject, qvecs[qi], clearance)
 
-        db, store, broker, floor, embed, floor_logged, floor_logged_one, sql_ranked = (
-            [],
-            [],
-            [],
-            [],
-            [],
-            [],
-            [],
-            [],
-        )
+        db: list[float] = []
+        store: list[float] = []
+        broker: list[float] = []
+        floor: list[float] = []
+        embed: list[float] = []
+        logged: dict[str, list[float]] = {mode: [] for mode in LOGGED_CALLS}
+        steps = ["db", "floor", "broker", "embed", *LOGGED_CALLS]
         same_ids = 0  # sql_ranked chose what the broker returned
         cand_rows, floor_rows, memories, broker_db = [], [], [], []
         busy = c.CpuSampler()
@@ -684,17 +683,17 @@ def run_retrieve_bench(
             vec, text = qvecs[qi], qtexts[qi]
             broker_ids: set[str] = set()
             ranked_set: set[str] = set()
-            for step in (0, 1, 2, 3, 4, 5, 6) if i % 2 == 0 else (6, 5, 4, 3, 2, 1, 0):
-                if step == 0:
+            for step in steps if i % 2 == 0 else steps[::-1]:
+                if step == "db":
                     sql_s, whole_s, n, _ = candidate_call(container, subject, text, vec, clearance)
                     db.append(sql_s)
                     store.append(whole_s)
                     cand_rows.append(n)
-                elif step == 1:
+                elif step == "floor":
                     s, n = floor_call(fconn, subject, vec, clearance)
                     floor.append(s)
                     floor_rows.append(n)
-                elif step == 2:
+                elif step == "broker":
                     t = time.perf_counter()
                     r = container.broker.retrieve(
                         p, RetrieveRequest(subject_id=subject, query=text), query_embedding=vec
@@ -703,23 +702,16 @@ def run_retrieve_bench(
                     memories.append(len(r.memories))
                     broker_ids = {m["id"] for m in r.memories}
                     broker_db.append(r.timings_ms["db"] / 1000)
-                elif step == 3:
+                elif step == "embed":
                     t = time.perf_counter()
                     embedder.embed([text])
                     embed.append(time.perf_counter() - t)
-                elif step == 4:
-                    t = time.perf_counter()
-                    floor_logged_call(fconn, subject, vec, clearance)
-                    floor_logged.append(time.perf_counter() - t)
-                elif step == 5:
-                    t = time.perf_counter()
-                    floor_logged_one_call(fconn, subject, vec, clearance)
-                    floor_logged_one.append(time.perf_counter() - t)
                 else:
                     t = time.perf_counter()
-                    ranked_ids = sql_ranked_call(fconn, subject, vec, clearance, text)
-                    sql_ranked.append(time.perf_counter() - t)
-                    ranked_set = set(ranked_ids)
+                    found = LOGGED_CALLS[step](fconn, subject, vec, clearance, text)
+                    logged[step].append(time.perf_counter() - t)
+                    if step == "sql_ranked":
+                        ranked_set = set(found)
             same_ids += ranked_set == broker_ids
         single_busy = busy.busy_pct()
         _, _, _, explain = candidate_call(
@@ -747,9 +739,7 @@ def run_retrieve_bench(
             **c.summarize_ms(broker, "broker_"),
             **c.summarize_ms(embed, "embed_"),
             **c.summarize_ms(floor, "floor_"),
-            **c.summarize_ms(floor_logged, "floor_logged_"),
-            **c.summarize_ms(floor_logged_one, "floor_logged_one_"),
-            **c.summarize_ms(sql_ranked, "sql_ranked_"),
+            **{k: v for mode, lat in logged.items() for k, v in c.summarize_ms(lat, f"{mode}_").items()},
             "sql_ranked_same_ids_pct": round(100 * same_ids / len(workload), 1) if workload else None,
             "broker_db_timing_p50_ms": round(c.percentile([x * 1000 for x in broker_db], 50), 3),
             "candidates_per_query_median": c.percentile(cand_rows, 50),
@@ -790,12 +780,10 @@ def run_retrieve_bench(
         floor_run = pool.run(max(clients), "floor", seconds)
         print(f"  {floor_run}", flush=True)
         # ...and with the access event every retrieval must write durably before it answers
-        floor_logged_run = pool.run(max(clients), "floor_logged", seconds)
-        print(f"  {floor_logged_run}", flush=True)
-        floor_logged_one_run = pool.run(max(clients), "floor_logged_one", seconds)
-        print(f"  {floor_logged_one_run}", flush=True)
-        sql_ranked_run = pool.run(max(clients), "sql_ranked", seconds)
-        print(f"  {sql_ranked_run}", flush=True)
+        logged_runs = {}
+        for mode in LOGGED_CALLS:
+            logged_runs[mode] = pool.run(max(clients), mode, seconds)
+            print(f"  {logged_runs[mode]}", flush=True)
         pool.load_embedders(max(clients))
         runs.append(pool.run(max(clients), "embed", seconds))
         print(f"  {runs[-1]}", flush=True)
@@ -805,21 +793,13 @@ def run_retrieve_bench(
     report["floor_throughput"] = floor_run
     report[f"floor_qps_{max(clients)}"] = floor_run["qps"]
     report[f"floor_p95_ms_{max(clients)}"] = floor_run["p95_ms"]
-    report["floor_logged_throughput"] = floor_logged_run
-    report[f"floor_logged_qps_{max(clients)}"] = floor_logged_run["qps"]
-    report["floor_logged_one_throughput"] = floor_logged_one_run
-    report[f"floor_logged_one_qps_{max(clients)}"] = floor_logged_one_run["qps"]
-    report["sql_ranked_throughput"] = sql_ranked_run
-    report[f"sql_ranked_qps_{max(clients)}"] = sql_ranked_run["qps"]
-    # a check that the skeletons wrote what they claim: one event per timed call
+    for mode, run in logged_runs.items():
+        report[f"{mode}_throughput"] = run
+        report[f"{mode}_qps_{max(clients)}"] = run["qps"]
+    # a check that the reference workloads wrote what they claim: one event per timed call
     report["floor_logged_events_written"] = floor_logged_events(url) - floor_events_before
-    report["floor_logged_calls"] = (
-        len(floor_logged)
-        + len(floor_logged_one)
-        + len(sql_ranked)
-        + floor_logged_run["retrievals"]
-        + floor_logged_one_run["retrievals"]
-        + sql_ranked_run["retrievals"]
+    report["floor_logged_calls"] = sum(len(lat) for lat in logged.values()) + sum(
+        run["retrievals"] for run in logged_runs.values()
     )
     for r in runs:
         if r["mode"] == "precomputed":
