@@ -71,6 +71,7 @@ BENCHES = {
     "retrieve": _database_bench("retrieve"),
     "lifecycle": _database_bench("lifecycle"),
     "compare": _database_bench("compare"),
+    "screening": _database_bench("screening"),
 }
 
 
