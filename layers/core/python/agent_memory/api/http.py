@@ -4,6 +4,8 @@ shape (API.md) and principal extraction, defined once here."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import threading
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -23,13 +25,23 @@ MAX_BODY_BYTES = 262_144
 INTERNAL_ERROR_METRIC = "InternalError"
 
 
+# What a 503 tells the client to wait before it tries again (a database or dependency outage).
+RETRY_AFTER_S = 5
+
+
 def error_response(
     status: int, code: str, message: str, request_id: str | None, field: str | None = None
 ) -> Response:
     error: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
     if field:
         error["field"] = field
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body={"error": error})
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else None
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body={"error": error},
+        headers=headers,
+    )
 
 
 def _request_id(app: APIGatewayRestResolver) -> str | None:
@@ -39,8 +51,74 @@ def _request_id(app: APIGatewayRestResolver) -> str | None:
         return None
 
 
+_EVENT: contextvars.ContextVar[Any] = contextvars.ContextVar("memory_request_event")
+_LAMBDA_CONTEXT: contextvars.ContextVar[Any] = contextvars.ContextVar("memory_lambda_context")
+_ROUTING_CONTEXT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("memory_routing_context")
+_STACK_LOCK = threading.Lock()
+
+
+class RequestScopedResolver(APIGatewayRestResolver):
+    """Powertools' REST resolver with its per-request state held per request.
+
+    The stock resolver keeps the current event and Lambda context as attributes of a class shared
+    by every router in the process, and the route arguments in a dict on the router. Lambda runs one
+    request per process, so that is safe there; the local server answers on threads, and two
+    requests in flight at once read each other's event: the principal (tenant), the path
+    arguments and the request id. Here each `resolve` runs in its own context (`contextvars`), and
+    the three attributes read and write that context, so a request can only ever see itself.
+    """
+
+    @property  # type: ignore[override]
+    def current_event(self) -> Any:
+        return _EVENT.get()
+
+    @current_event.setter
+    def current_event(self, value: Any) -> None:
+        _EVENT.set(value)
+
+    @property  # type: ignore[override]
+    def lambda_context(self) -> Any:
+        return _LAMBDA_CONTEXT.get(None)
+
+    @lambda_context.setter
+    def lambda_context(self, value: Any) -> None:
+        _LAMBDA_CONTEXT.set(value)
+
+    @property  # type: ignore[override]
+    def context(self) -> dict[str, Any]:
+        found = _ROUTING_CONTEXT.get(None)
+        if found is None:
+            found = {}
+            _ROUTING_CONTEXT.set(found)
+        return found
+
+    @context.setter
+    def context(self, value: dict[str, Any]) -> None:
+        _ROUTING_CONTEXT.set(value)
+
+    def resolve(self, event: Any, context: Any) -> dict[str, Any]:
+        return contextvars.copy_context().run(self._resolve_in_own_context, event, context)
+
+    def _resolve_in_own_context(self, event: Any, context: Any) -> dict[str, Any]:
+        if not isinstance(event, dict):
+            event = dict(event)
+        self.current_event = self._to_proxy_event(event)
+        self.lambda_context = context
+        self.context = {}
+        return self._build_response(self._resolve())
+
+    def _call_route(self, route: Any, route_arguments: dict[str, str]) -> Any:
+        # Powertools builds a route's middleware stack on its first call; two first calls at once
+        # would wrap it twice. Build it once, under a lock.
+        if not route._middleware_stack_built:
+            with _STACK_LOCK:
+                if not route._middleware_stack_built:
+                    route._build_middleware_stack(router_middlewares=self._router_middlewares, app=self)
+        return super()._call_route(route, route_arguments)
+
+
 def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = RequestScopedResolver(enable_validation=True)
 
     def body_limit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
         body = app.current_event.body or ""
