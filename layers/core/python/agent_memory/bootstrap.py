@@ -24,6 +24,7 @@ from agent_memory.services.commitments import CommitmentService
 from agent_memory.services.erasure import ErasureService, LocalErasureRunner
 from agent_memory.services.extraction import ExtractionWorker
 from agent_memory.services.lifecycle import LifecycleService
+from agent_memory.services.outbox import OutboxRelay
 from agent_memory.services.policies import PolicyAdmin, PolicyRegistry
 from agent_memory.services.reads import ReadService
 from agent_memory.services.retrieval import RetrievalBroker
@@ -49,6 +50,7 @@ class Container:
     access_log: AccessLogSealer
     queue: Queue | None
     objects: ObjectStore | None
+    outbox: OutboxRelay
     sessions: SessionService
     extraction: ExtractionWorker
     erasure: ErasureService
@@ -192,6 +194,14 @@ def build_container(
     sor = build_system_of_record(settings, db)
     queue, objects = build_messaging(settings)
     gateway = WriteGateway(store, embedder, policies)
+    outbox = OutboxRelay(
+        store,
+        queue,
+        relay_after_s=settings.outbox_relay_after_s,
+        stuck_after_s=settings.extraction_stuck_after_s,
+        # One more full round of deliveries after the first, then the session is failed.
+        max_attempts=2 * settings.max_receive_count,
+    )
     container = Container(
         settings=settings,
         db=db,
@@ -208,7 +218,8 @@ def build_container(
         access_log=AccessLogSealer(store),
         queue=queue,
         objects=objects,
-        sessions=SessionService(store, queue, objects),
+        outbox=outbox,
+        sessions=SessionService(store, outbox, objects),
         extraction=ExtractionWorker(
             store,
             objects,

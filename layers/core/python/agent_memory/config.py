@@ -69,6 +69,12 @@ class Settings(BaseSettings):
     # a nightly job has hours, the read path has milliseconds).
     purge_pause_ratio: float = Field(default=1.0, ge=0.0, le=10.0)
     max_receive_count: int = Field(default=3, ge=1, le=20)
+    # The outbox relay sweep (services/outbox.py): a session-close message still unsent this long
+    # after its commit is sent by the sweep; a session queued or processing with no change for
+    # extraction_stuck_after_s is queued again (longer than the extract function's timeout, so a
+    # session still being extracted is not queued twice).
+    outbox_relay_after_s: float = Field(default=5.0, ge=0, le=3600)
+    extraction_stuck_after_s: float = Field(default=300.0, ge=150, le=86_400)
     extractor: Literal["rules", "llm"] = "rules"
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None

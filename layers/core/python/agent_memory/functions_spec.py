@@ -162,6 +162,14 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         permissions=("database",),
     ),
     FunctionSpec(
+        name="outbox_relay",
+        description="Every minute: sends pending extraction messages, queues stuck sessions again",
+        trigger="schedule",
+        memory_mb=512,
+        timeout_s=55,  # done before the next minute's run
+        permissions=("database", "extraction_queue_send"),
+    ),
+    FunctionSpec(
         name="authorizer",
         description="Validates bearer tokens and passes tenant, roles, sub and clearance",
         trigger="authorizer",

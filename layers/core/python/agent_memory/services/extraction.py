@@ -1,6 +1,8 @@
 """The extraction worker: one queued session -> extractor -> write gateway.
 
-Redelivery is safe: a processed session is skipped, and every candidate is
+A message whose session cannot be seen is redelivered (partial batch failure), never dropped;
+on its last delivery it is given up, and the outbox sweep queues the session again should it
+turn up stuck. Redelivery is safe: a processed session is skipped, and every candidate is
 written with an idempotency key derived from the session and its position.
 Two deliveries at once both extract, but only the first to finish records the
 outcome and its audit events.
@@ -28,6 +30,10 @@ from agent_memory.services.write_gateway import WriteGateway
 
 class PermanentFailure(Exception):
     """Retrying will not help (bad model output, missing or oversized transcript)."""
+
+
+class SessionNotVisible(Exception):
+    """The message's session row cannot be seen (yet): SQS is to deliver the message again."""
 
 
 # MemoryWrite fields filled from the session rather than from the candidate.
@@ -65,7 +71,13 @@ class ExtractionWorker:
         with self.store.tenant(tenant_id) as s:
             row = s.get_session(session_id, for_update=True)
             if row is None:
-                logger.warning("queued session not found; dropping message", extra={"session_id": session_id})
+                # Not committed yet, or erased: never drop the message while it may still appear.
+                if receive_count < self.max_receive_count:
+                    raise SessionNotVisible("the queued session is not visible yet; asking for redelivery")
+                logger.warning(
+                    "queued session still not found on the last delivery; giving up the message",
+                    extra={"session_id": session_id, "receive_count": receive_count},
+                )
                 return {"status": "missing"}
             if row["status"] in ("processed", "failed"):
                 return {"status": row["status"], "skipped": True}

@@ -1,5 +1,8 @@
 """Session close: accept a closed conversation, queue it, and report what became of it.
 
+The close and its extraction message are one transaction (the outbox, services/outbox.py); the
+message is sent after the commit.
+
 The raw transcript is never a memory. It is masked, stored for reprocessing
 under a short TTL (object store), linked to every memory drawn from it by the
 lineage key `session:<id>`, and covered by erasure.
@@ -21,9 +24,10 @@ from agent_memory.domain.hashing import request_fingerprint
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import mask_identifiers
 from agent_memory.observability import logger
-from agent_memory.ports.messaging import ObjectStore, Queue
+from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore
 from agent_memory.services.authorization import require_mutation, require_read
+from agent_memory.services.outbox import EXTRACT, OutboxRelay, extraction_key, extraction_message
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,199}$"
 
@@ -47,12 +51,15 @@ def subject_prefix(tenant_id: str, subject_id: str) -> str:
 
 
 class SessionService:
-    def __init__(self, store: MemoryStore, queue: Queue | None, objects: ObjectStore | None) -> None:
+    def __init__(self, store: MemoryStore, outbox: OutboxRelay, objects: ObjectStore | None) -> None:
         self.store = store
-        self.queue = queue
+        self.outbox = outbox
         self.objects = objects
 
     def close(self, principal: Principal, session_id: str, request: CloseSessionRequest) -> dict[str, Any]:
+        """Record the closed session, its masked transcript and its extraction message in one
+        transaction, then send the message (202 `queued` even when that send fails: the message
+        stays in the outbox and the relay sweep sends it)."""
         require_mutation(principal, Role.AGENT, action="close sessions")
         if not re.fullmatch(SESSION_ID_PATTERN, session_id):
             # Every memory extracted from the session carries its id (at most 200 characters): an id
@@ -61,7 +68,7 @@ class SessionService:
                 "session_id must be 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
                 field="session_id",
             )
-        if self.queue is None or self.objects is None:
+        if self.outbox.queue is None or self.objects is None:
             raise Unavailable("the extraction queue is not configured")
         masked_turns = [
             {"speaker": t.speaker.value, "text": mask_identifiers(t.text).text} for t in request.turns
@@ -78,6 +85,8 @@ class SessionService:
             raise PayloadTooLarge(f"transcript exceeds {MAX_TRANSCRIPT_BYTES} bytes", field="turns")
         digest = request_fingerprint({"subject": request.subject_id, "turns": masked_turns})
         key = transcript_key(principal.tenant_id, request.subject_id, session_id)
+        outbox_key = extraction_key(session_id)
+        message = extraction_message(principal.tenant_id, session_id)
         with self.store.tenant(principal.tenant_id) as s:
             existing = s.get_session(session_id, for_update=True)
             if existing is not None:
@@ -85,28 +94,36 @@ class SessionService:
                     raise Conflict("session id already belongs to another subject", field="subject_id")
                 if existing["transcript_hash"] != digest:
                     raise Conflict("session was already closed with different turns", field="turns")
-                return {"session_id": session_id, "status": existing["status"]}
-            s.insert_session(
-                session_id=session_id,
-                subject_id=request.subject_id,
-                ticket_id=request.ticket_id,
-                channel=request.channel,
-                occurred_at=request.occurred_at,
-                transcript_hash=digest,
-                transcript_key=key,
-                turns=len(masked_turns),
+                if existing["status"] != "queued":
+                    return {"session_id": session_id, "status": existing["status"]}
+                # Still queued: its message may be pending (a send that failed). A session closed
+                # before the outbox existed gets its row here.
+                s.record_outbox(outbox_key, EXTRACT, message)
+            else:
+                s.insert_session(
+                    session_id=session_id,
+                    subject_id=request.subject_id,
+                    ticket_id=request.ticket_id,
+                    channel=request.channel,
+                    occurred_at=request.occurred_at,
+                    transcript_hash=digest,
+                    transcript_key=key,
+                    turns=len(masked_turns),
+                )
+                # rearm: a row left by an earlier session of this id (erased since) is sent again.
+                s.record_outbox(outbox_key, EXTRACT, message, rearm=True)
+                # Inside the transaction: if storing fails, the close is not recorded and can be retried.
+                self.objects.put_json(key, transcript)
+        # After the commit, never before: a worker given the message must find the session.
+        try:
+            self.outbox.relay(principal.tenant_id, outbox_key)
+        except Exception as exc:  # the message is committed and stays pending for the sweep
+            logger.warning(
+                "extraction message left pending for the relay sweep",
+                extra={"session_id": session_id, "error": type(exc).__name__},
             )
-            # Inside the transaction: if storing or queueing fails, the close is not recorded and can be retried.
-            self.objects.put_json(key, transcript)
-            self.queue.send(
-                {
-                    "tenant_id": principal.tenant_id,
-                    "session_id": session_id,
-                    "subject_id": request.subject_id,
-                    "transcript_key": key,
-                }
-            )
-        logger.info("session queued", extra={"session_id": session_id, "turns": len(masked_turns)})
+        if existing is None:
+            logger.info("session queued", extra={"session_id": session_id, "turns": len(masked_turns)})
         return {"session_id": session_id, "status": "queued"}
 
     def status(self, principal: Principal, session_id: str) -> dict[str, Any]:

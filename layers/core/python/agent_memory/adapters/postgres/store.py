@@ -523,6 +523,59 @@ class PostgresTenantSession(LifecycleQueries):
             {**params, "t": self.tenant_id, "sid": session_id},
         )
 
+    def unfinished_sessions(self, updated_before: datetime, limit: int) -> list[dict[str, Any]]:
+        """Sessions queued or processing that have not changed since `updated_before`, oldest
+        first, locked; a session another transaction holds (a worker) is skipped."""
+        return self.conn.execute(
+            """SELECT session_id, status, attempts FROM sessions
+                WHERE tenant_id = %s AND status IN ('queued', 'processing') AND updated_at < %s
+                ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED""",
+            (self.tenant_id, updated_before, limit),
+        ).fetchall()
+
+    # -- outbox ----------------------------------------------------------------
+    def record_outbox(
+        self, dedupe_key: str, kind: str, payload: dict[str, Any], *, rearm: bool = False
+    ) -> None:
+        """Record a message to send once this transaction commits (one row per key). `rearm`: a
+        message already sent is made pending again. Registers the tenant for the relay sweep."""
+        self.conn.execute(
+            "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING", (self.tenant_id,)
+        )
+        on_conflict = "DO UPDATE SET sent_at = NULL, payload = EXCLUDED.payload" if rearm else "DO NOTHING"
+        self.conn.execute(
+            f"""INSERT INTO outbox (tenant_id, dedupe_key, kind, payload) VALUES (%s, %s, %s, %s)
+                ON CONFLICT (tenant_id, dedupe_key) {on_conflict}""",
+            (self.tenant_id, dedupe_key, kind, Jsonb(payload)),
+        )
+
+    def outbox_message(self, dedupe_key: str, *, claim: bool = False) -> dict[str, Any] | None:
+        """The outbox row of `dedupe_key`. `claim`: only if still pending, locked for sending; None
+        when another transaction is sending it."""
+        claiming = " AND sent_at IS NULL FOR UPDATE SKIP LOCKED" if claim else ""
+        return self.conn.execute(
+            f"SELECT * FROM outbox WHERE tenant_id = %s AND dedupe_key = %s{claiming}",
+            (self.tenant_id, dedupe_key),
+        ).fetchone()
+
+    def pending_outbox(self, created_before: datetime, limit: int) -> list[dict[str, Any]]:
+        """Pending messages recorded before `created_before`, oldest first, locked for sending;
+        those another transaction is sending are skipped."""
+        return self.conn.execute(
+            """SELECT * FROM outbox WHERE tenant_id = %s AND sent_at IS NULL AND created_at < %s
+                ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED""",
+            (self.tenant_id, created_before, limit),
+        ).fetchall()
+
+    def mark_outbox(self, dedupe_key: str, *, sent: bool, error: str | None = None) -> None:
+        """Record one send: sent, or failed with its error class (the message stays pending)."""
+        self.conn.execute(
+            """UPDATE outbox SET attempts = attempts + 1, last_error = %s,
+                      sent_at = CASE WHEN %s THEN now() ELSE NULL END
+                WHERE tenant_id = %s AND dedupe_key = %s""",
+            (error, sent, self.tenant_id, dedupe_key),
+        )
+
     # -- audit -----------------------------------------------------------------
     def append_events(self, events: Sequence[NewEvent]) -> list[AuditEvent]:
         """Append events to the tenant's hash chain (serialized by the head row lock)."""
