@@ -1,32 +1,252 @@
 """SEC-01: mask financial and national identifiers before anything is stored,
 embedded or logged.
 
-Each detector validates what it finds (Luhn for cards, ISO 13616 mod-97 for
-IBANs) so ordinary numbers (order ids, prices, phone numbers) survive.
+Each detector validates what it finds (Luhn plus the card schemes' number ranges
+for cards, ISO 13616 mod-97 and the country's length for IBANs, the issuing
+ranges for SSNs, ITINs and National Insurance numbers) so ordinary numbers
+(order ids, prices, phone numbers) survive.
 The surrogate keeps the last four characters so a human can still match it
 against the system of record: `CARD-***-1111`, `IBAN-***-4432`, `ACCT-***-5678`.
+
+Detection reads the text as a model would: invisible characters (format
+characters such as zero-width spaces and soft hyphens, ignorables, control
+characters) dropped, compatibility forms folded (NFKC: fullwidth digits,
+no-break spaces) and every decimal digit read as ASCII. Rendering drops the
+same invisible characters, so a card split by them would otherwise reach the
+agent whole. Only the identifiers themselves (and the invisible characters
+glued to them) are replaced; the rest of the text is returned as written.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-_CARD = re.compile(r"(?<![\w-])(?:\d[ -]?){12,18}\d(?![\w-])")
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{1,4}){3,8}\b", re.IGNORECASE)
-_US_SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}\b")
-_SSN_CONTEXT = re.compile(
-    r"(?i)\b(ssn|social security(?: number| no\.?)?|tax (?:id|identification number)|tin|ein|itin)\b"
-    r"[\s:#-]*(?:is|=)?[\s:#-]*([0-9][0-9 -]{6,14}[0-9])"
+# Separators people put between the digit groups of a card: whitespace, dots, underscores and
+# every dash (hyphen, non-breaking hyphen, figure, en and em dash, minus sign). Up to three in a
+# row ("4111 - 1111", "4111\r\n1111"); more than that joins two unrelated numbers.
+_DASHES = "\\-\u2010-\u2015\u2212"
+_GROUP_SEP = f"[\\s._{_DASHES}]"
+_CARD_RUN = re.compile(f"(?<![0-9])[0-9]+(?:{_GROUP_SEP}{{1,3}}[0-9]+)*")
+_DIGIT_GROUP = re.compile("[0-9]+")
+
+_LABEL_TAIL = (
+    r"(?![a-z])(?:[\s:#=_.()/\-]|(?<![a-z])(?:number|num|nr|no|id|code|is|was|ref|details)(?![a-z]))*$"
 )
-_UK_NINO = re.compile(r"\b(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b")
+_CARD_WORDS = (
+    r"(?<![a-z])(?:card|cards|cardholder|cc|ccn|pan|visa|master\s?card|amex|american express|jcb|"
+    r"diners(?: club)?|maestro|union\s?pay|cvv2?|cvc)"
+)
+# A card word right before the number (glued or not): "card 4111…", "PAN-4111…", "card_4111…".
+_CARD_LABEL = re.compile(_CARD_WORDS + _LABEL_TAIL, re.IGNORECASE)
+_CARD_NEARBY = re.compile(_CARD_WORDS + r"(?![a-z])", re.IGNORECASE)
+# A label that says the number is something else. It decides unless a card word is nearer.
+_OTHER_LABEL = re.compile(
+    r"(?<![a-z])(?:order|ord|po|purchase order|tracking|track|trk|shipment|parcel|package|consignment|"
+    r"awb|waybill|invoice|inv|receipt|rcpt|ticket|tkt|case|incident|inc|reference|ref|confirmation|conf|"
+    r"booking|reservation|itinerary|pnr|sku|serial|s/n|sn|imei|iccid|meid|transaction|txn|trx|ean|upc|"
+    r"gtin|isbn|barcode|member|membership|customer|cust|policy|claim|loyalty|id|phone|tel|telephone|"
+    r"mobile|cell|fax|call|whatsapp|sms|version|ver|v|build|release)" + _LABEL_TAIL,
+    re.IGNORECASE,
+)
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s+(?=[A-Z])|\n\s*\n")
+
+# IBAN: country, check digits, then groups of up to four letters or digits. The groups are
+# possessive so that a long run of letters cannot make the pattern backtrack exponentially.
+_IBAN_SEP = f"[ \\t.{_DASHES}]"
+_IBAN = re.compile(
+    f"(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9]{{2}}(?:{_IBAN_SEP}{{0,2}}[A-Za-z0-9]{{1,4}}+){{3,10}}"
+)
+_IBAN_GROUP = re.compile(f"{_IBAN_SEP}{{0,2}}[A-Za-z0-9]{{1,4}}+")
+# ISO 13616 registry lengths; a country not listed here is accepted at any length 15-34.
+_IBAN_LENGTHS = {
+    **dict.fromkeys(["NO"], 15),
+    **dict.fromkeys(["BE"], 16),
+    **dict.fromkeys(["DK", "FI", "FO", "GL", "NL", "SD", "FK"], 18),
+    **dict.fromkeys(["MK", "SI"], 19),
+    **dict.fromkeys(["AT", "BA", "EE", "KZ", "LT", "LU", "XK", "MN"], 20),
+    **dict.fromkeys(["CH", "HR", "LI", "LV"], 21),
+    **dict.fromkeys(["BG", "BH", "CR", "DE", "GB", "GE", "IE", "ME", "RS", "VA"], 22),
+    **dict.fromkeys(["AE", "GI", "IL", "IQ", "TL", "SO", "OM"], 23),
+    **dict.fromkeys(["AD", "CZ", "ES", "MD", "PK", "RO", "SA", "SE", "SK", "TN", "VG"], 24),
+    **dict.fromkeys(["PT", "ST", "LY"], 25),
+    **dict.fromkeys(["IS", "TR"], 26),
+    **dict.fromkeys(["FR", "GR", "IT", "MC", "MR", "SM", "BI", "DJ"], 27),
+    **dict.fromkeys(["AL", "AZ", "BY", "CY", "DO", "GT", "HU", "LB", "PL", "SV", "NI", "HN"], 28),
+    **dict.fromkeys(["BR", "EG", "PS", "QA", "UA"], 29),
+    **dict.fromkeys(["JO", "KW", "MU", "YE"], 30),
+    **dict.fromkeys(["MT", "SC"], 31),
+    **dict.fromkeys(["LC"], 32),
+    **dict.fromkeys(["RU"], 33),
+}
+
+# US SSN (AAA-GG-SSSS; never 000, 666 or 9xx, never group 00 or serial 0000) and ITIN (9xx with a
+# group in 50-65, 70-88, 90-92 or 94-99), separated by a hyphen, any dash, a space or a dot; not
+# a piece of a longer chain of digit groups.
+_TAX_SEP = f"[ .{_DASHES}]"
+_NOT_AFTER_DIGITS = f"(?<![0-9])(?<![0-9]{_TAX_SEP})"
+_NOT_BEFORE_DIGITS = f"(?![0-9])(?!{_TAX_SEP}[0-9])"
+_US_SSN = re.compile(
+    f"{_NOT_AFTER_DIGITS}(?!000|666|9)[0-9]{{3}}{_TAX_SEP}(?!00)[0-9]{{2}}{_TAX_SEP}(?!0000)[0-9]{{4}}"
+    f"{_NOT_BEFORE_DIGITS}"
+)
+_US_ITIN = re.compile(
+    f"{_NOT_AFTER_DIGITS}9[0-9]{{2}}{_TAX_SEP}(?:5[0-9]|6[0-5]|7[0-9]|8[0-8]|9[0-24-9]){_TAX_SEP}[0-9]{{4}}"
+    f"{_NOT_BEFORE_DIGITS}"
+)
+_TAX_LABEL = (
+    r"(?P<label>ssn|ss#|ss no\.?|social security(?: number| no\.?| #)?|social insurance number|"
+    r"tax (?:id|identification)(?: number| no\.?)?|taxpayer (?:id|identification)(?: number| no\.?)?|"
+    r"federal (?:ein|tax id)|employer (?:identification|id|tax id)(?: number| no\.?)?|"
+    r"individual taxpayer identification number|itin|fein|ein|tin)"
+)
+_SSN_CONTEXT = re.compile(
+    r"(?<![a-z])" + _TAX_LABEL + r"(?![a-z])"
+    r"(?:[\s:#=.()\-]|(?<![a-z])(?:is|was|number|no|num|nr|ein|fein|tin|itin|ssn)(?![a-z])){0,12}?"
+    f"(?P<number>[0-9](?:{_TAX_SEP}?[0-9]){{6,11}}){_NOT_BEFORE_DIGITS}",
+    re.IGNORECASE,
+)
+# UK National Insurance number: two letters (first not D F I Q U V, second not D F I O Q U V, and
+# not BG GB NK KN TN NT ZZ), six digits, a suffix A-D; any case, optionally spaced or dashed.
+_UK_NINO = re.compile(
+    r"(?<![A-Za-z0-9])(?!bg|gb|nk|kn|tn|nt|zz)[a-ceghj-pr-tw-z][a-ceghj-npr-tw-z]"
+    r"(?:[ .\-]?[0-9]{2}){3}[ .\-]?[a-d](?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
 _ACCOUNT_CONTEXT = re.compile(
     r"(?i)\b((?:bank |checking |savings |brokerage )?(?:account|acct|a/c)(?: number| no\.?| #)?"
-    r"|routing(?: number)?|sort code)\b[\s:#-]*(?:is|=)?[\s:#-]*([0-9][0-9 -]{4,20}[0-9])"
+    r"|routing(?: number)?|sort code)\b[\s:#-]*(?:is|=)?[\s:#-]*"
+    f"([0-9][0-9 {_DASHES}]{{4,20}}[0-9])"
 )
+
+# Characters that show nothing, beyond the format (Cf), nonspacing-mark and control categories:
+# the remaining Default_Ignorable code points (combining grapheme joiner, Hangul fillers, Khmer
+# inherent vowels, Mongolian free variation selectors, variation selectors).
+_IGNORABLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
+    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+)
+_ASCII_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
+
+
+def _hidden(ch: str) -> bool:
+    """True for a character a reader cannot see and rendering drops."""
+    if ch.isascii():
+        return (ch < " " and not ch.isspace()) or ch == "\x7f"
+    cat = unicodedata.category(ch)
+    return (
+        cat in ("Cf", "Mn", "Me")
+        or ch in _IGNORABLE
+        or (cat == "Cc" and not ch.isspace())
+        or 0xE0100 <= ord(ch) <= 0xE01EF
+    )
+
+
+def _detection_view(text: str) -> tuple[str, list[int] | None]:
+    """The text as detection reads it, and for each of its characters the index of the character
+    of `text` it came from (None when the two are the same)."""
+    if text.isascii() and not _ASCII_HIDDEN.search(text):
+        return text, None
+    chars: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        if _hidden(ch):
+            continue
+        if ch.isascii():
+            chars.append(ch)
+            origin.append(i)
+            continue
+        for c in unicodedata.normalize("NFKC", ch):
+            if not c.isascii() and unicodedata.category(c) == "Nd":
+                c = str(unicodedata.decimal(c))
+            chars.append(c)
+            origin.append(i)
+    return "".join(chars), origin
+
+
+@dataclass(frozen=True)
+class Found:
+    """One identifier found: its surrogate kind (CARD, IBAN, TAXID, ACCT), what it is (card, iban,
+    ssn, itin, ein, tax_id, nino, account), and where it was in the text given (end exclusive)."""
+
+    kind: str
+    type: str
+    start: int
+    end: int
+
+
+@dataclass
+class Masked:
+    text: str
+    kinds: list[str] = field(default_factory=list)
+    found: list[Found] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.kinds)
+
+
+@dataclass
+class _Hit:
+    start: int  # in the detection view
+    end: int
+    kind: str
+    type: str
+    raw: str  # as the view reads it
+
+
+class _Scan:
+    """Detectors read and replace `view`; every replacement is tracked back to a span of the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.view, origin = _detection_view(text)
+        self._origin = origin
+        self._starts: list[int] | None = None
+        self._ends: list[int] | None = None
+        self.found: list[tuple[Found, str]] = []
+
+    def replace(self, hits: list[_Hit]) -> None:
+        if not hits:
+            return
+        if self._starts is None or self._ends is None:
+            origin = self._origin if self._origin is not None else list(range(len(self.view)))
+            self._starts = list(origin)
+            self._ends = [i + 1 for i in origin]
+        starts, ends, view = self._starts, self._ends, self.view
+        for hit in sorted(hits, key=lambda h: h.start, reverse=True):
+            begin, finish = starts[hit.start], ends[hit.end - 1]
+            surrogate = _surrogate(hit.kind, hit.raw)
+            view = view[: hit.start] + surrogate + view[hit.end :]
+            starts[hit.start : hit.end] = [begin] * len(surrogate)
+            ends[hit.start : hit.end] = [finish] * len(surrogate)
+            self.found.append((Found(hit.kind, hit.type, begin, finish), surrogate))
+        self.view = view
+
+    def result(self) -> Masked:
+        # A later hit that took in an earlier surrogate covers that hit's whole span: keep the outer.
+        kept = [
+            (f, s)
+            for f, s in self.found
+            if not any(o is not f and o.start <= f.start and f.end <= o.end for o, _ in self.found)
+        ]
+        text, out, pos = self.text, [], 0
+        for f, surrogate in sorted(kept, key=lambda fs: fs[0].start):
+            start, end = f.start, f.end
+            # invisible characters glued to the identifier go with it: none is left beside a digit
+            while start > pos and _hidden(text[start - 1]):
+                start -= 1
+            while end < len(text) and _hidden(text[end]):
+                end += 1
+            out.append(text[pos:start] + surrogate)
+            pos = end
+        out.append(text[pos:])
+        ordered = [f for f, _ in kept]
+        return Masked(text="".join(out), kinds=[f.kind for f in ordered], found=ordered)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -41,31 +261,40 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+def card_range_valid(digits: str) -> bool:
+    """True if the number is in a card scheme's issuer range at one of that scheme's lengths
+    (Visa, Mastercard, Amex, Discover, UnionPay, JCB, Diners, Maestro, Mir, RuPay)."""
+    n, p2, p4 = len(digits), int(digits[:2]), int(digits[:4])
+    first = digits[0]
+    if first == "4":
+        return n in (13, 16, 19)
+    if first == "2":
+        return (2221 <= p4 <= 2720 and n == 16) or (2200 <= p4 <= 2204 and 16 <= n <= 19)
+    if first == "3":
+        return (
+            (p2 in (34, 37) and n == 15)
+            or (3528 <= p4 <= 3589 and 16 <= n <= 19)
+            or (300 <= int(digits[:3]) <= 305 and 14 <= n <= 19)
+            or (p2 in (36, 38, 39) and 14 <= n <= 19)
+        )
+    if first == "5":
+        return (51 <= p2 <= 55 and n == 16) or (p2 in (50, 56, 57, 58) and 13 <= n <= 19)
+    if first == "6":
+        return 13 <= n <= 19
+    if first == "8":
+        return p2 in (81, 82) and n == 16
+    return False
+
+
 def iban_valid(raw: str) -> bool:
-    s = re.sub(r"\s", "", raw).upper()
+    s = re.sub(r"[^0-9A-Za-z]", "", raw).upper()
     if not (15 <= len(s) <= 34) or not s[:2].isalpha() or not s[2:4].isdigit():
+        return False
+    if _IBAN_LENGTHS.get(s[:2], len(s)) != len(s):
         return False
     rearranged = s[4:] + s[:4]
     numeric = "".join(str(int(c, 36)) for c in rearranged)
     return int(numeric) % 97 == 1
-
-
-def _mask_ibans(text: str) -> tuple[str, list[str]]:
-    """IBANs are written in groups of four; try the longest run of groups that validates."""
-    out, kinds, pos = [], [], 0
-    for m in _IBAN.finditer(text):
-        if m.start() < pos:
-            continue
-        groups = re.findall(r"[ ]?[A-Z0-9]{1,4}", m.group(0)[4:], re.IGNORECASE)
-        for n in range(len(groups), 2, -1):
-            candidate = m.group(0)[:4] + "".join(groups[:n])
-            if iban_valid(candidate):
-                out.append(text[pos : m.start()] + _surrogate("IBAN", candidate))
-                kinds.append("IBAN")
-                pos = m.start() + len(candidate)
-                break
-    out.append(text[pos:])
-    return "".join(out), kinds
 
 
 def _surrogate(kind: str, raw: str) -> str:
@@ -73,49 +302,135 @@ def _surrogate(kind: str, raw: str) -> str:
     return f"{kind}-***-{tail}"
 
 
-@dataclass
-class Masked:
-    text: str
-    kinds: list[str] = field(default_factory=list)
+def _iban_hits(view: str) -> list[_Hit]:
+    """IBANs are written in groups of four; take the longest run of groups that validates."""
+    hits, pos = [], 0
+    for m in _IBAN.finditer(view):
+        if m.start() < pos:
+            continue
+        ends = [m.start() + 4 + g.end() for g in _IBAN_GROUP.finditer(m.group(0)[4:])]
+        for end in reversed(ends[2:]):
+            if iban_valid(view[m.start() : end]):
+                hits.append(_Hit(m.start(), end, "IBAN", "iban", view[m.start() : end]))
+                pos = end
+                break
+    return hits
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.kinds)
+
+def _is_card(view: str, start: int, end: int, digits: str) -> bool:
+    if not (13 <= len(digits) <= 19 and luhn_valid(digits)):
+        return False
+    before = view[max(0, start - 48) : start]
+    if _CARD_LABEL.search(before):
+        return True
+    if _OTHER_LABEL.search(before) or before.rstrip().endswith("+"):
+        return False
+    if card_range_valid(digits):
+        return True
+    # Outside the schemes' ranges only with a card word in the same sentence.
+    breaks = list(_SENTENCE_BREAK.finditer(before))
+    sentence_before = before[breaks[-1].end() :] if breaks else before
+    after = view[end : end + 32]
+    cut = _SENTENCE_BREAK.search(after)
+    sentence_after = after[: cut.start()] if cut else after
+    return bool(_CARD_NEARBY.search(sentence_before) or _CARD_NEARBY.search(sentence_after))
+
+
+def _card_hits(view: str) -> list[_Hit]:
+    """A card is a run of digit groups, or a stretch of a longer run ("… 1111 123" with its
+    code): the longest stretch from the left that validates wins."""
+    hits: list[_Hit] = []
+    for run in _CARD_RUN.finditer(view):
+        groups = [
+            (run.start() + g.start(), run.start() + g.end()) for g in _DIGIT_GROUP.finditer(run.group(0))
+        ]
+        if sum(e - s for s, e in groups) < 13:
+            continue
+        i = 0
+        while i < len(groups):
+            found = None
+            digits = ""
+            candidates = []
+            for j in range(i, len(groups)):
+                digits += view[groups[j][0] : groups[j][1]]
+                if len(digits) > 19:
+                    break
+                candidates.append((j, digits))
+            for j, digits in reversed(candidates):
+                start, end = groups[i][0], groups[j][1]
+                if _is_card(view, start, end, digits):
+                    found = _Hit(start, end, "CARD", "card", digits)
+                    i = j + 1
+                    break
+            if found is None:
+                i += 1
+            else:
+                hits.append(found)
+    return hits
+
+
+def _tax_type(label: str, digits: str) -> str:
+    label = label.lower()
+    if _US_ITIN.fullmatch(_group_ssn(digits)) or label.startswith(("itin", "individual")):
+        return "itin"
+    if "ein" in label or label.startswith("employer"):
+        return "ein"
+    if label.startswith(("ss", "social")):
+        return "ssn"
+    return "tax_id"
+
+
+def _group_ssn(digits: str) -> str:
+    return f"{digits[:3]}-{digits[3:5]}-{digits[5:]}" if len(digits) == 9 else digits
+
+
+def _pattern_hits(pattern: re.Pattern[str], view: str, kind: str, type_: str) -> Iterator[_Hit]:
+    for m in pattern.finditer(view):
+        yield _Hit(m.start(), m.end(), kind, type_, m.group(0))
+
+
+def _context_hits(view: str) -> Iterator[_Hit]:
+    for m in _SSN_CONTEXT.finditer(view):
+        digits = re.sub(r"\D", "", m.group("number"))
+        if len(digits) >= 7:
+            yield _Hit(
+                m.start("number"),
+                m.end("number"),
+                "TAXID",
+                _tax_type(m.group("label"), digits),
+                m.group("number"),
+            )
+
+
+def _account_hits(view: str) -> Iterator[_Hit]:
+    for m in _ACCOUNT_CONTEXT.finditer(view):
+        if len(re.sub(r"\D", "", m.group(2))) >= 6:
+            yield _Hit(m.start(2), m.end(2), "ACCT", "account", m.group(2))
 
 
 def mask_identifiers(text: str) -> Masked:
-    """Replace every detected identifier with its surrogate; report the kinds found."""
-    kinds: list[str] = []
+    """Replace every detected identifier with its surrogate; report the kinds found, in the
+    order they were detected, and where each was (`found`)."""
+    scan = _Scan(text)
+    scan.replace(_iban_hits(scan.view))
+    scan.replace(_card_hits(scan.view))
+    scan.replace(list(_pattern_hits(_US_SSN, scan.view, "TAXID", "ssn")))
+    scan.replace(list(_pattern_hits(_US_ITIN, scan.view, "TAXID", "itin")))
+    scan.replace(list(_context_hits(scan.view)))
+    scan.replace(list(_pattern_hits(_UK_NINO, scan.view, "TAXID", "nino")))
+    scan.replace(list(_account_hits(scan.view)))
+    if not scan.found:
+        return Masked(text=text)
+    return scan.result()
 
-    def sub(pattern: re.Pattern[str], kind: str, valid: Callable[[str], bool], group: int = 0) -> None:
-        nonlocal text
 
-        def repl(m: re.Match[str]) -> str:
-            raw = m.group(group)
-            if not valid(raw):
-                return m.group(0)
-            kinds.append(kind)
-            if group == 0:
-                return _surrogate(kind, raw)
-            start, end = m.span(group)
-            whole = m.group(0)
-            off = m.start(0)
-            return whole[: start - off] + _surrogate(kind, raw) + whole[end - off :]
-
-        text = pattern.sub(repl, text)
-
-    text, iban_kinds = _mask_ibans(text)
-    kinds += iban_kinds
-    sub(
-        _CARD,
-        "CARD",
-        lambda raw: 13 <= len(re.sub(r"\D", "", raw)) <= 19 and luhn_valid(re.sub(r"\D", "", raw)),
-    )
-    sub(_US_SSN, "TAXID", lambda raw: True)
-    sub(_SSN_CONTEXT, "TAXID", lambda raw: len(re.sub(r"\D", "", raw)) >= 7, group=2)
-    sub(_UK_NINO, "TAXID", lambda raw: True)
-    sub(_ACCOUNT_CONTEXT, "ACCT", lambda raw: len(re.sub(r"\D", "", raw)) >= 6, group=2)
-    return Masked(text=text, kinds=kinds)
+def mask_free_text(text: str | None) -> str | None:
+    """Mask identifiers in a short free-text field (a source reference, a ticket id, an evidence
+    reference, a hold reason, an erasure request reference) and return the masked text; None and
+    "" come back as they are. Ordinary references ("TKT-20240115-0042") are left as written."""
+    if not text:
+        return text
+    return mask_identifiers(text).text
 
 
 def mask_value(value: Any) -> tuple[Any, list[str]]:
