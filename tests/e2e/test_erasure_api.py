@@ -93,9 +93,14 @@ def test_erasure_empties_every_layer_verifies_and_stays_erased(api, t, container
     assert replay.body["decision"] == "rejected" and "tombstoned" in replay.body["reasons"]
     assert layers_of(container, "era", "CUST-ERASE")["emb"] == 0
 
-    # Asking again returns the first request and its receipt
-    again = api.post("/v1/subjects/CUST-ERASE/erasure", {"reason": "gdpr_article_17"}, token=t["privacy"])
+    # The same request sent again (same request reference) answers with the first erasure
+    again = api.post(
+        "/v1/subjects/CUST-ERASE/erasure",
+        {"reason": "gdpr_article_17", "request_reference": "DSR-991"},
+        token=t["privacy"],
+    )
     assert again.body["erasure_id"] == started.body["erasure_id"] and again.body["receipt"] == receipt
+    assert again.body["duplicate_of_earlier_request"] is True
 
     # The audit chain still verifies, and its erasure events carry no content
     events = api.get("/v1/audit?subject_id=CUST-ERASE", token=t["auditor"]).body["events"]
@@ -111,21 +116,61 @@ def test_unknown_subject_gets_a_verified_zero_receipt(api, t):
     assert done["status"] == "verified" and done["receipt"]["records"] == 0
 
 
-def test_another_tenants_subject_gets_404_and_stays_untouched(api, t, container):
-    # Given a subject only tenant "era" holds
+def test_another_tenants_subject_is_answered_exactly_like_an_unknown_one(api, t, container):
+    # Given a subject only tenant "era" holds, and one no tenant holds
     remember(api, t["agent"], "CUST-TENANT", "Keeps a portfolio review every March")
-    # When another tenant's privacy officer asks to erase it
-    refused = api.post(
+    # When another tenant's privacy officer asks to erase each of them
+    held = api.post(
         "/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["other_privacy"]
     )
-    # Then 404, no erasure is started, and the owner's data is untouched
-    assert refused.status == 404 and refused.body["error"]["code"] == "not_found"
-    assert "Keeps a portfolio" not in str(refused.body)
+    unknown = api.post(
+        "/v1/subjects/NOBODY-HAS-IT/erasure", {"reason": "gdpr_article_17"}, token=t["other_privacy"]
+    )
+    # Then both answers have the same status and shape, and both end in a verified zero receipt:
+    # nothing tells the caller that the first subject exists in another tenant
+    assert held.status == unknown.status == 202
+    assert set(held.body) == set(unknown.body)
+    done_held = wait_for(api, t["other_privacy"], held.body["erasure_id"])
+    done_unknown = wait_for(api, t["other_privacy"], unknown.body["erasure_id"])
+    assert done_held["status"] == done_unknown["status"] == "verified"
+    assert done_held["receipt"]["records"] == done_unknown["receipt"]["records"] == 0
+    assert "Keeps a portfolio" not in str(done_held)
+    # And the owner's data is untouched, and the owning tenant can still erase it
     assert layers_of(container, "era", "CUST-TENANT")["records"] == 1
-    # And the owning tenant can still erase it
     started = api.post("/v1/subjects/CUST-TENANT/erasure", {"reason": "gdpr_article_17"}, token=t["privacy"])
     assert wait_for(api, t["privacy"], started.body["erasure_id"])["receipt"]["records"] == 1
     assert api.get(f"/v1/erasures/{started.body['erasure_id']}", token=t["other_privacy"]).status == 404
+
+
+def test_a_second_erasure_request_runs_again_and_removes_what_arrived_since(api, t, container):
+    # Given a subject erased once
+    remember(api, t["agent"], "CUST-AGAIN", "Prefers quarterly statements by post")
+    first = api.post(
+        "/v1/subjects/CUST-AGAIN/erasure",
+        {"reason": "gdpr_article_17", "request_reference": "DSR-1"},
+        token=t["privacy"],
+    )
+    assert wait_for(api, t["privacy"], first.body["erasure_id"])["status"] == "verified"
+    # And new data about the subject arriving afterwards (a paraphrase the tombstones do not match)
+    late = remember(api, t["agent"], "CUST-AGAIN", "Opened a second savings account in November")
+    assert late.status == 201 and late.body["decision"] == "admitted"
+    assert layers_of(container, "era", "CUST-AGAIN")["records"] == 1
+    # When a new erasure is requested (another request reference, or none)
+    second = api.post(
+        "/v1/subjects/CUST-AGAIN/erasure",
+        {"reason": "gdpr_article_17", "request_reference": "DSR-2"},
+        token=t["privacy"],
+    )
+    # Then it is a new erasure with its own receipt, and the new data is gone
+    assert second.status == 202 and second.body["erasure_id"] != first.body["erasure_id"]
+    assert "duplicate_of_earlier_request" not in second.body
+    done = wait_for(api, t["privacy"], second.body["erasure_id"])
+    assert done["status"] == "verified" and done["receipt"]["records"] == 1
+    assert layers_of(container, "era", "CUST-AGAIN")["records"] == 0
+    # And a request without a reference runs again too
+    third = api.post("/v1/subjects/CUST-AGAIN/erasure", {"reason": "gdpr_article_17"}, token=t["privacy"])
+    assert third.body["erasure_id"] not in (first.body["erasure_id"], second.body["erasure_id"])
+    assert wait_for(api, t["privacy"], third.body["erasure_id"])["status"] == "verified"
 
 
 def test_only_a_privacy_officer_may_erase(api, t):

@@ -61,18 +61,15 @@ class ErasureService:
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
             s.lock_subject_exclusive(subject_id)
-            previous = s.latest_erasure(subject_id)
-            if previous is not None:
-                # Asked twice: the first request answers (its receipt once verified).
-                return self._view(previous, now) | {"duplicate_of_earlier_request": True}
-            if not s.subject_known(subject_id) and s.subject_held_by_another_tenant(subject_id):
-                # API.md: a path naming another tenant's data gets 404. Unknown everywhere: a
-                # verified zero receipt (the requester must be able to prove the request was honoured).
-                logger.warning(
-                    "erasure refused: subject belongs to another tenant",
-                    extra={"tenant": principal.tenant_id},
-                )
-                raise NotFound("no such subject in this tenant", field="subject_id")
+            if body.request_reference:
+                # Idempotency belongs to the request, not to the subject: the same data-subject
+                # request sent twice answers with its first erasure; any other request runs again,
+                # since data may have arrived since the last one (a replayed session, a paraphrase).
+                earlier = s.erasure_by_reference(subject_id, body.request_reference)
+                if earlier is not None:
+                    return self._view(earlier, now) | {"duplicate_of_earlier_request": True}
+            # A subject this tenant has never held gets a verified zero receipt, whether or not some
+            # other tenant holds the same id: the answer must not tell the two apart.
             erasure_id = new_id("era")
             steps = [{"name": n, "status": "pending", "count": None, "attempts": 0} for n in step_names()]
             s.create_erasure(

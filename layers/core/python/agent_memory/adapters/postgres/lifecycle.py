@@ -324,11 +324,12 @@ class LifecycleQueries:
             (self.tenant_id, erasure_id),
         ).fetchone()
 
-    def latest_erasure(self, subject_id: str) -> dict[str, Any] | None:
+    def erasure_by_reference(self, subject_id: str, request_reference: str) -> dict[str, Any] | None:
         return self.conn.execute(
-            """SELECT * FROM erasure_requests WHERE tenant_id = %s AND subject_id = %s AND status <> 'failed'
+            """SELECT * FROM erasure_requests
+                WHERE tenant_id = %s AND subject_id = %s AND request_reference = %s AND status <> 'failed'
                 ORDER BY created_at DESC LIMIT 1""",
-            (self.tenant_id, subject_id),
+            (self.tenant_id, subject_id, request_reference),
         ).fetchone()
 
     _ERASURE_FIELDS = frozenset(
@@ -352,22 +353,6 @@ class LifecycleQueries:
             " WHERE tenant_id = %s AND status = 'running' AND deadline < %s",
             (self.tenant_id, now),
         ).fetchall()
-
-    def subject_known(self, subject_id: str) -> bool:
-        """Does this tenant hold anything of the subject (memories or sessions)?"""
-        row = self.conn.execute(
-            """SELECT EXISTS (SELECT 1 FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s)
-                   OR EXISTS (SELECT 1 FROM sessions WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS known""",
-            {"t": self.tenant_id, "s": subject_id},
-        ).fetchone()
-        return bool(row and row["known"])
-
-    def subject_held_by_another_tenant(self, subject_id: str) -> bool:
-        """Yes or no, and nothing else, from a function that sees past row-level security (0007)."""
-        row = self.conn.execute(
-            "SELECT subject_held_by_another_tenant(%s, %s) AS held", (subject_id, self.tenant_id)
-        ).fetchone()
-        return bool(row and row["held"])
 
     def subject_lineage(self, subject_id: str) -> dict[str, Any]:
         row = self.conn.execute(
