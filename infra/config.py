@@ -46,6 +46,9 @@ class DeploymentConfig:
     transcript_ttl_days: int = 7
     # Lifecycle: nightly purge (EventBridge cron, UTC).
     purge_schedule: str = "cron(15 3 * * ? *)"
+    # The outbox relay sweep (EventBridge rate). It reaches the database on every run, so with
+    # auroraMinCapacity 0 the writer never auto-pauses while this runs more often than the pause.
+    outbox_relay_schedule: str = "rate(1 minute)"
     # Erasure verification loop: rounds of verify + wait before the workflow fails.
     erasure_verify_rounds: int = 6
     erasure_verify_wait_seconds: int = 300

@@ -67,11 +67,13 @@ def _functions(stack: MemoryStack) -> None:
         ack(function, "L1", runtime_reason)
         assert function.role is not None
         ack(function.role, "IAM5", f"{XRAY_REASON} {ENI_REASON}", "Resource::*")
+        if {"transcripts_bucket", "extraction_queue_send"} & set(spec.permissions):
+            # Both the bucket and the queue are encrypted with the pipeline key.
+            for action in KMS_ACTION_FAMILIES:
+                ack(function.role, "IAM5", KMS_GRANT_REASON.format(action=action), f"Action::{action}")
         if "transcripts_bucket" in spec.permissions:
             for action in S3_ACTION_FAMILIES:
                 ack(function.role, "IAM5", S3_GRANT_REASON.format(action=action), f"Action::{action}")
-            for action in KMS_ACTION_FAMILIES:
-                ack(function.role, "IAM5", KMS_GRANT_REASON.format(action=action), f"Action::{action}")
             ack(
                 function.role,
                 "IAM5",

@@ -16,7 +16,7 @@ from infra.constructs.api import Api
 from infra.constructs.database import Database, DatabaseMigrations
 from infra.constructs.erasure import ErasureWorkflow
 from infra.constructs.functions import PermissionTargets, ServiceFunctions
-from infra.constructs.lifecycle import Lifecycle
+from infra.constructs.lifecycle import Lifecycle, OutboxRelaySchedule
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.network import Network
 from infra.constructs.pipeline import Pipeline
@@ -131,11 +131,19 @@ class MemoryStack(Stack):
                 self.pipeline.connect_worker(function)
 
         def schedule() -> None:
+            """Each scheduled function has its own rule: the nightly purge, the per-minute relay."""
+            scheduled = dict((spec.name, fn) for spec, fn in self.functions.by_trigger("schedule"))
+            unknown = set(scheduled) - {"purge", "outbox_relay"}
+            if unknown:
+                raise ValueError(f"scheduled functions without a schedule: {sorted(unknown)}")
             self.lifecycle = Lifecycle(
                 self,
                 "Lifecycle",
                 config=self.config,
-                purge_functions=[fn for _, fn in self.functions.by_trigger("schedule")],
+                purge_functions=[scheduled["purge"]],
+            )
+            self.outbox_relay = OutboxRelaySchedule(
+                self, "OutboxRelay", config=self.config, relay_function=scheduled["outbox_relay"]
             )
 
         def wired_elsewhere() -> None:

@@ -1,5 +1,5 @@
-"""The nightly lifecycle run: an EventBridge schedule invoking the purge function
-(TTL expiry, archival, hard delete by policy, consolidation)."""
+"""The scheduled runs: the nightly lifecycle (an EventBridge schedule invoking the purge function:
+TTL expiry, archival, hard delete by policy, consolidation) and the outbox relay sweep."""
 
 from __future__ import annotations
 
@@ -33,5 +33,30 @@ class Lifecycle(Construct):
                 # The purge is idempotent: a retried run finds less to do.
                 targets.LambdaFunction(fn, retry_attempts=2, max_event_age=Duration.hours(2))
                 for fn in purge_functions
+            ],
+        )
+
+
+class OutboxRelaySchedule(Construct):
+    """Exposes `rule`: the outbox relay sweep (pending extraction messages, stuck sessions),
+    every minute by default."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: DeploymentConfig,
+        relay_function: lambda_.IFunction,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.rule = events.Rule(
+            self,
+            "Schedule",
+            description="Agent Memory outbox relay: pending extraction messages, stuck sessions",
+            schedule=events.Schedule.expression(config.outbox_relay_schedule),
+            # No retries: a missed run is the next run's work, and runs must not pile up.
+            targets=[
+                targets.LambdaFunction(relay_function, retry_attempts=0, max_event_age=Duration.minutes(1))
             ],
         )

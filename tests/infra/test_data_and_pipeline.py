@@ -1,4 +1,4 @@
-"""Aurora, RDS Proxy, secrets, the extraction queue and the nightly schedule."""
+"""Aurora, RDS Proxy, secrets, the extraction queue and the schedules."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def only(synthesized: Any, type_: str) -> tuple[str, dict[str, Any]]:
     return next(iter(found.items()))
 
 
-def function_id(synthesized: Any, trigger: str) -> str:
-    spec = next(s for s in FUNCTIONS if s.trigger == trigger)
+def function_id(synthesized: Any, trigger: str, name: str | None = None) -> str:
+    spec = next(s for s in FUNCTIONS if s.trigger == trigger and name in (None, s.name))
     return next(
         k
         for k, v in synthesized.resources("AWS::Lambda::Function").items()
@@ -163,11 +163,34 @@ def test_extraction_worker_reports_partial_batch_failures(synthesized: Any) -> N
     assert props["BatchSize"] == synthesized.stack.config.extraction_batch_size
 
 
+def rule_targets(synthesized: Any) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """Each EventBridge rule's schedule and targets, by its one target function's logical id."""
+    out = {}
+    for rule in synthesized.resources("AWS::Events::Rule").values():
+        targets = rule["Properties"]["Targets"]
+        (function,) = {next(iter(refs_in(t["Arn"]))) for t in targets}
+        out[function] = (rule["Properties"]["ScheduleExpression"], targets)
+    return out
+
+
+def test_every_scheduled_function_has_a_rule_of_its_own(synthesized: Any) -> None:
+    scheduled = {function_id(synthesized, "schedule", s.name) for s in FUNCTIONS if s.trigger == "schedule"}
+    assert set(rule_targets(synthesized)) == scheduled
+    assert len(synthesized.resources("AWS::Events::Rule")) == len(scheduled)
+
+
 def test_nightly_schedule_invokes_the_purge(synthesized: Any) -> None:
-    _, rule = only(synthesized, "AWS::Events::Rule")
-    assert rule["Properties"]["ScheduleExpression"] == synthesized.stack.config.purge_schedule
-    targets = rule["Properties"]["Targets"]
-    assert [next(iter(refs_in(t["Arn"]))) for t in targets] == [function_id(synthesized, "schedule")]
+    expression, targets = rule_targets(synthesized)[function_id(synthesized, "schedule", "purge")]
+    assert expression == synthesized.stack.config.purge_schedule
+    assert len(targets) == 1
+
+
+def test_the_outbox_relay_runs_every_minute_without_retries(synthesized: Any) -> None:
+    relay = function_id(synthesized, "schedule", "outbox_relay")
+    expression, targets = rule_targets(synthesized)[relay]
+    assert expression == synthesized.stack.config.outbox_relay_schedule == "rate(1 minute)"
+    # a missed run is the next minute's work: no retries that would pile runs up
+    assert [t["RetryPolicy"]["MaximumRetryAttempts"] for t in targets] == [0]
 
 
 def test_transcripts_bucket_is_private_encrypted_and_unversioned(synthesized: Any) -> None:
