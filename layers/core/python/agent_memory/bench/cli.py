@@ -62,6 +62,17 @@ def _sessions(argv: list[str]) -> int:
     return 0
 
 
+def _soak(argv: list[str]) -> int:
+    """A table on stdout, the JSON report in --out; exit 1 when an invariant is broken."""
+    from agent_memory.bench.soak import format_table, main
+
+    report, out = main(argv)
+    print(format_table(report))
+    if out:
+        Path(out).write_text(json.dumps(report, indent=2, default=str) + "\n")
+    return 0 if all(n == 0 for n in report["invariants"].values()) else 1
+
+
 BENCHES = {
     "sessions": _sessions,
     "floor": _floor,
@@ -72,6 +83,7 @@ BENCHES = {
     "lifecycle": _database_bench("lifecycle"),
     "compare": _database_bench("compare"),
     "screening": _database_bench("screening"),
+    "soak": _soak,
 }
 
 
