@@ -7,7 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_memory.api.identity import authorizer_context, issue_token, principal_from_claims, verify_token
+from agent_memory.api.identity import (
+    WeakSecret,
+    authorizer_context,
+    issue_token,
+    local_secret,
+    principal_from_authorizer,
+    principal_from_claims,
+    verify_token,
+)
 from agent_memory.domain.enums import Role, Sensitivity
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.domain.sanitize import unstorable_value
@@ -77,20 +85,66 @@ def test_any_token_is_a_principal_or_unauthenticated_never_a_crash(claims, junk)
         assert unstorable_value([principal.tenant_id, principal.sub]) is None
         assert all(isinstance(r, Role) for r in principal.roles)
         # And the authorizer hands the handler exactly what was checked
-        assert principal_from_claims(context) == principal
+        assert principal_from_authorizer(context) == principal
 
 
-def test_the_authorizer_passes_on_exactly_the_roles_that_were_checked():
-    # Given signed tokens whose role lists hold a comma-joined role and a number
-    smuggled = jwt.encode(
-        {"sub": "u1", "tenant_id": "acme", "roles": ["x,admin", "agent"], "exp": 4_102_444_800}, SECRET
-    )
-    numbered = jwt.encode(
-        {"sub": "u1", "tenant_id": "acme", "roles": [1, "agent"], "exp": 4_102_444_800}, SECRET
-    )
-    # When the authorizer flattens them for the handler
-    # Then "x,admin" does not become admin downstream, and a number is dropped, not a crash
-    for token in (smuggled, numbered):
-        context = authorizer_context(verify_token(SECRET, token))
-        assert context["roles"] == "agent"
-        assert principal_from_claims(context).roles == {Role.AGENT}
+@pytest.mark.parametrize(
+    "roles",
+    [
+        "agent",  # a string, not a list
+        "agent,reviewer",
+        ["x,admin", "agent"],  # a comma-joined role smuggled inside a list
+        [1, "agent"],
+        ["agent", "superuser"],  # an unknown role is not silently dropped
+        ["Agent"],
+        None,
+        {"agent": True},
+    ],
+)
+def test_a_roles_claim_that_is_not_a_list_of_known_roles_is_unauthenticated(roles):
+    # Given a correctly signed token whose roles claim is almost right
+    claims = {"sub": "u1", "tenant_id": "acme", "exp": 4_102_444_800}
+    if roles is not None:
+        claims["roles"] = roles
+    token = jwt.encode(claims, SECRET)
+    # When it is verified, Then it is refused as a whole (401), never read as fewer roles
+    with pytest.raises(Unauthenticated, match="roles"):
+        verify_token(SECRET, token)
+
+
+def test_the_authorizer_context_carries_exactly_the_checked_roles():
+    token = issue_token(SECRET, tenant_id="acme", sub="u1", roles=["reviewer", "agent"])
+    context = authorizer_context(verify_token(SECRET, token))
+    assert context["roles"] == "agent,reviewer"
+    assert principal_from_authorizer(context).roles == {Role.AGENT, Role.REVIEWER}
+    # and a context whose roles were not written by the authorizer is refused
+    with pytest.raises(Unauthenticated):
+        principal_from_authorizer({**context, "roles": "agent,root"})
+
+
+@pytest.mark.parametrize("secret", ["", "short", "x" * 31])
+def test_a_signing_secret_under_32_bytes_is_refused_with_a_clear_message(secret, tmp_path):
+    # Given a configured secret shorter than 32 bytes
+    # When the service loads it, or signs or verifies with it
+    # Then it refuses, naming the setting and the minimum
+    with pytest.raises(WeakSecret, match=r"MEMORY_JWT_SECRET.*32 bytes"):
+        local_secret(tmp_path, secret or "x")
+    with pytest.raises(WeakSecret):
+        issue_token(secret, tenant_id="acme", sub="u1", roles=["agent"])
+    with pytest.raises(WeakSecret):
+        verify_token(secret, "a.b.c")
+
+
+def test_a_generated_secret_is_long_enough(tmp_path):
+    assert len(local_secret(tmp_path, None).encode()) >= 32
+
+
+def test_memory_serve_refuses_to_start_with_a_weak_secret(monkeypatch, tmp_path, capsys):
+    # Given a configured secret of 10 bytes
+    from agent_memory import cli
+
+    monkeypatch.setenv("MEMORY_JWT_SECRET", "0123456789")
+    monkeypatch.setenv("MEMORY_DATA_DIR", str(tmp_path))
+    # When `memory serve` starts, Then it exits with a clear message before serving anything
+    assert cli.main(["serve", "--port", "0"]) == 2
+    assert "at least 32 bytes" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.metrics import MetricUnit
 
-from agent_memory.api.identity import principal_from_claims
+from agent_memory.api.identity import principal_from_authorizer
 from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge, Unauthenticated
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import unstorable_value
@@ -209,7 +209,7 @@ def current_principal(app: APIGatewayRestResolver) -> Principal:
     authorizer = (app.current_event.get("requestContext") or {}).get("authorizer") or {}
     if not authorizer.get("tenant_id"):
         raise Unauthenticated("missing or invalid bearer token")
-    return principal_from_claims(authorizer)
+    return principal_from_authorizer(authorizer)
 
 
 def json_response(status: int, body: Any) -> Response:

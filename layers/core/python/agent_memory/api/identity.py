@@ -17,15 +17,31 @@ from agent_memory.domain.records import Principal
 
 ALGORITHM = "HS256"
 SECRET_FILE = "jwt-secret"
+# HS256 with a short secret can be brute-forced offline from one token: refuse to sign or verify
+# with fewer than 32 bytes (RFC 7518 3.2 asks for a key at least as long as the hash).
+MIN_SECRET_BYTES = 32
+
+
+class WeakSecret(ValueError):
+    """The signing secret is too short to be used."""
+
+
+def require_strong_secret(secret: str) -> str:
+    if len(secret.encode("utf-8")) < MIN_SECRET_BYTES:
+        raise WeakSecret(
+            f"the token signing secret (MEMORY_JWT_SECRET) must be at least {MIN_SECRET_BYTES} bytes;"
+            " unset it to have one generated into the data folder"
+        )
+    return secret
 
 
 def local_secret(data_dir: Path, configured: str | None) -> str:
     """MEMORY_JWT_SECRET, else a secret generated once into the data folder (0600)."""
     if configured:
-        return configured
+        return require_strong_secret(configured)
     path = data_dir / SECRET_FILE
     if path.exists():
-        return path.read_text().strip()
+        return require_strong_secret(path.read_text().strip())
     data_dir.mkdir(parents=True, exist_ok=True)
     secret = secrets.token_urlsafe(48)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -43,6 +59,7 @@ def issue_token(
     clearance: str = "internal",
     ttl: timedelta = timedelta(hours=12),
 ) -> str:
+    require_strong_secret(secret)
     for r in roles:
         Role(r)  # unknown roles are a mistake worth failing on
     Sensitivity(clearance)
@@ -59,6 +76,7 @@ def issue_token(
 
 
 def verify_token(secret: str, token: str) -> dict[str, Any]:
+    require_strong_secret(secret)
     try:
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["exp", "sub"]})
     except jwt.ExpiredSignatureError as exc:
@@ -83,15 +101,32 @@ def authorizer_context(claims: dict[str, Any]) -> dict[str, str]:
 
 
 def principal_from_claims(claims: dict[str, Any]) -> Principal:
-    """The caller from its token's claims; anything malformed is unauthenticated, never a crash
-    (a signed token with odd claims used to raise TypeError: a 500, or a NUL sent to the database)."""
+    """The caller from its token's claims. `roles` must be a list of known roles: a string, or a
+    role this service does not know, makes the token unauthenticated (a typo in an IdP mapping
+    must fail loudly, not silently grant less or more). Anything malformed is unauthenticated,
+    never a crash."""
+    raw_roles = claims.get("roles")
+    if not isinstance(raw_roles, list) or not all(
+        isinstance(r, str) and r in Role._value2member_map_ for r in raw_roles
+    ):
+        raise Unauthenticated(f"token claim 'roles' must be a list of known roles ({', '.join(Role)})")
+    return _principal(claims, frozenset(Role(r) for r in raw_roles))
+
+
+def principal_from_authorizer(context: dict[str, Any]) -> Principal:
+    """The caller from the authorizer's context, which `authorizer_context` wrote from checked
+    claims (roles as one comma-separated string: the context holds strings only)."""
+    raw = context.get("roles") or ""
+    if not isinstance(raw, str):
+        raise Unauthenticated("missing or invalid bearer token")
+    names = [r for r in raw.split(",") if r]
+    if not all(r in Role._value2member_map_ for r in names):
+        raise Unauthenticated("missing or invalid bearer token")
+    return _principal(context, frozenset(Role(r) for r in names))
+
+
+def _principal(claims: dict[str, Any], roles: frozenset[Role]) -> Principal:
     try:
-        raw_roles = claims.get("roles") or []
-        if isinstance(raw_roles, str):
-            raw_roles = [r for r in raw_roles.split(",") if r]
-        if not isinstance(raw_roles, list):
-            raise ValueError("roles must be a list or a comma-separated string")
-        roles = frozenset(Role(r) for r in raw_roles if isinstance(r, str) and r in Role._value2member_map_)
         return Principal(
             sub=_identity(claims["sub"]),
             tenant_id=_identity(claims["tenant_id"]),

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from agent_memory.api.identity import authorizer_context, verify_token
+from agent_memory.api.identity import authorizer_context, require_strong_secret, verify_token
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.functions_spec import FUNCTIONS, FunctionSpec, Route, load_handler_module, match_route
 from agent_memory.local.lambda_context import LocalLambdaContext
@@ -59,7 +59,7 @@ def api_gateway_event(
 
 class LocalApi:
     def __init__(self, jwt_secret: str, max_body_bytes: int) -> None:
-        self.jwt_secret = jwt_secret
+        self.jwt_secret = require_strong_secret(jwt_secret)
         self.max_body_bytes = max_body_bytes
         for spec in FUNCTIONS:  # import every handler up front: fail at start, not on first call
             if spec.trigger == "api":
