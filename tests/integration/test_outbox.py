@@ -5,6 +5,7 @@ what was left pending and queues again the sessions that made no progress."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections import Counter
 from datetime import timedelta
@@ -15,7 +16,7 @@ import pytest
 
 from agent_memory.domain.enums import Role
 from agent_memory.domain.records import Principal, utcnow
-from agent_memory.local.worker import QueuePoller
+from agent_memory.local.worker import QueuePoller, ScheduledFunction
 from agent_memory.services.extraction import SessionNotVisible
 from agent_memory.services.sessions import CloseSessionRequest
 
@@ -360,3 +361,24 @@ def test_the_scheduled_sample_event_runs_the_sweep_through_its_handler(container
     # Then it sent the message and reports counts only
     assert queue.sent["s-scheduled"] == 1 and report["relayed"] >= 1
     assert set(report) == {"tenants", "relayed", "send_failures", "requeued", "given_up"}
+
+
+def test_the_local_schedule_runs_the_relay_in_the_background(container, tenant, monkeypatch):
+    # Given a message left pending, old enough for the sweep
+    monkeypatch.setattr(container.outbox, "queue", FailingQueue())
+    close(container, tenant, "s-background")
+    queue = RecordingQueue(container.queue)
+    monkeypatch.setattr(container.outbox, "queue", queue)
+    monkeypatch.setattr(container.outbox, "clock", later(60))
+    # When the outbox relay runs on its local schedule, as under `memory serve`
+    relay = ScheduledFunction("outbox_relay", interval_s=0.05, region="us-east-1")
+    relay.start()
+    try:
+        for _ in range(400):  # a bounded wait for the background run
+            if queue.sent["s-background"]:
+                break
+            time.sleep(0.05)
+    finally:
+        relay.stop()
+    # Then the message was sent, once
+    assert queue.sent["s-background"] == 1

@@ -40,17 +40,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_memory.api.identity import local_secret
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.local.server import LocalApi, make_http_server
-    from agent_memory.local.worker import QueuePoller
+    from agent_memory.local.worker import QueuePoller, ScheduledFunction
 
     settings = _settings()
     if args.port is not None:
         settings = settings.model_copy(update={"port": args.port})
-    settings, aws = with_local_aws(settings)
-    container = build_container(settings)
-    set_container(container)
+    # The secret first: a weak one refuses to start before anything else is brought up.
     secret = local_secret(
         settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
     )
+    settings, aws = with_local_aws(settings)
+    container = build_container(settings)
+    set_container(container)
     api = LocalApi(secret, settings.max_body_bytes)
     server = make_http_server(api, settings.host, settings.port)
     poller = QueuePoller(
@@ -59,6 +60,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         region=settings.aws_region,
     )
     poller.start()
+    # The outbox relay sweep (a minute in AWS): pending extraction messages, stuck sessions.
+    relay = ScheduledFunction("outbox_relay", interval_s=5.0, region=settings.aws_region)
+    relay.start()
     stop = threading.Event()
 
     def seal_access_events() -> None:  # the local stand-in for the scheduled sealing
@@ -89,6 +93,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("stopping", flush=True)
     finally:
         stop.set()
+        relay.stop()
         poller.stop()
         server.server_close()
         container.access_log.seal_all()
@@ -283,11 +288,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agent_memory.api.identity import WeakSecret
+
     args = build_parser().parse_args(argv)
     if args.command != "serve":
         # one-shot commands print JSON; per-write INFO lines would drown it
         os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except WeakSecret as exc:
+        print(f"memory {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

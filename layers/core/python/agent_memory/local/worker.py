@@ -1,12 +1,15 @@
 """Polls the extraction queue like Lambda's SQS event source mapping: receive a
-batch, build the SQS event, call the `extract` handler, delete what succeeded."""
+batch, build the SQS event, call the `extract` handler, delete what succeeded.
+And runs a scheduled function (the outbox relay) every few seconds, as EventBridge would."""
 
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
 
 from agent_memory.adapters.aws import client
+from agent_memory.domain.records import utcnow
 from agent_memory.functions_spec import by_name, load_handler_module
 from agent_memory.local.lambda_context import LocalLambdaContext
 from agent_memory.observability import logger
@@ -94,3 +97,57 @@ class QueuePoller:
         self._stop.set()
         if self._thread:
             self._thread.join(timeout=5)
+
+
+def scheduled_event(function_name: str, region: str) -> dict[str, Any]:
+    """An EventBridge scheduled event, as the stack's rule sends it."""
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": "000000000000",
+        "time": utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": region,
+        "resources": [f"arn:aws:events:{region}:000000000000:rule/agent-memory-{function_name}"],
+        "detail": {},
+    }
+
+
+class ScheduledFunction:
+    """Invokes a `schedule` function's handler every `interval_s` in a background thread (locally
+    the outbox relay runs every few seconds, where the stack runs it every minute)."""
+
+    def __init__(self, function_name: str, *, interval_s: float, region: str) -> None:
+        self.spec = by_name(function_name)
+        if self.spec.trigger != "schedule":
+            raise ValueError(f"{function_name} is not a scheduled function")
+        self.interval_s = interval_s
+        self.region = region
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> Any:
+        handler = load_handler_module(self.spec).lambda_handler
+        return handler(
+            scheduled_event(self.spec.name, self.region), LocalLambdaContext(function_name=self.spec.name)
+        )
+
+    def start(self) -> None:
+        def run() -> None:
+            while not self._stop.wait(self.interval_s):
+                try:
+                    self.run_once()
+                except Exception as exc:  # as with a failed scheduled run: the next one retries
+                    logger.warning(
+                        "scheduled run failed",
+                        extra={"function": self.spec.name, "error": type(exc).__name__},
+                    )
+
+        self._thread = threading.Thread(target=run, name=f"memory-{self.spec.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=10)
