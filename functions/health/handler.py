@@ -6,9 +6,10 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import __version__
-from agent_memory.api.http import create_app, json_response
+from agent_memory.api.http import RETRY_AFTER_S, create_app, json_response
 from agent_memory.api.openapi import merged_openapi, swagger_html
 from agent_memory.bootstrap import get_container
+from agent_memory.domain.errors import Unavailable
 from agent_memory.observability import logger, metrics, tracer
 
 app = create_app()
@@ -16,10 +17,15 @@ app = create_app()
 
 @app.get("/v1/health", summary="Liveness and dependencies")
 def health() -> Response[dict[str, Any]]:
+    """200 when the database answers; 503 with Retry-After when it does not, within the pool
+    timeout twice at most (a hung database is reported, never waited for)."""
     container = get_container()
     try:
         database = "ok" if container.store.ping() else "error"
-    except Exception:
+    except Unavailable:
+        database = "unavailable"
+    except Exception as exc:
+        logger.warning("health check failed", extra={"error": type(exc).__name__})
         database = "error"
     body = {
         "status": "ok" if database == "ok" else "degraded",
@@ -27,7 +33,14 @@ def health() -> Response[dict[str, Any]]:
         "embedder": container.embedder.name,
         "version": __version__,
     }
-    return json_response(200 if database == "ok" else 503, body)
+    if database == "ok":
+        return json_response(200, body)
+    return Response(
+        status_code=503,
+        content_type=content_types.APPLICATION_JSON,
+        body=body,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 @app.get("/v1/openapi.json", summary="The OpenAPI document of every route")

@@ -186,6 +186,10 @@ def build_container(
         min_size=settings.pool_min_size,
         max_size=settings.pool_max_size,
         prepared_statements=settings.database_prepared_statements,
+        pool_timeout_s=settings.database_pool_timeout_s,
+        connect_timeout_s=settings.database_connect_timeout_s,
+        statement_timeout_s=settings.database_statement_timeout_s,
+        lock_timeout_s=settings.database_lock_timeout_s,
     )
     db.open()
     _check_dimension(db, settings.embedding_dim)

@@ -32,6 +32,14 @@ class Settings(BaseSettings):
     # read path reuse one plan. Behind RDS Proxy they pin each client connection to one database
     # connection, which ends multiplexing: the stack turns them off there (docs/operations.md).
     database_prepared_statements: bool = True
+    # Outage bounds (docs/operations.md): past them a request answers 503 with Retry-After instead
+    # of waiting. How long a request waits for a pooled connection; for a new connection (libpq's
+    # connect_timeout, whole seconds, 2 at least); for a statement (the server's statement_timeout;
+    # the client gives a silent server 2 s more) and for a lock (lock_timeout).
+    database_pool_timeout_s: float = Field(default=3.0, gt=0, le=60)
+    database_connect_timeout_s: int = Field(default=3, ge=2, le=60)
+    database_statement_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    database_lock_timeout_s: float = Field(default=5.0, gt=0, le=600)
 
     # HTTP front (local) and identity.
     port: int = Field(default=8080, validation_alias="PORT", ge=0, le=65535)

@@ -14,16 +14,58 @@ from typing import Any
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.abc import Buffer
+from psycopg.abc import RV, Buffer, PQGen
 from psycopg.adapt import Dumper, Loader
+from psycopg.errors import _WaitTimeout  # what Connection.wait(timeout=) raises (psycopg 3.3)
 from psycopg.pq import Format
-from psycopg.rows import DictRow, dict_row
-from psycopg_pool import ConnectionPool
+from psycopg.rows import DictRow, Row, dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from agent_memory.domain.errors import ConfigurationError
+from agent_memory.domain.errors import ConfigurationError, Unavailable
 from agent_memory.observability import logger
 
 MIN_PGVECTOR = (0, 7)
+# Past the server's statement_timeout, how much longer the client waits for an answer before it
+# gives the connection up: a live server cancels the statement itself first, a frozen one never does.
+ANSWER_GRACE_S = 2.0
+# How long the pool keeps retrying (with backoff) a connection it lost before it gives up; the next
+# request that finds the pool empty tries again at once, so a database that comes back after a long
+# outage is used on the next request rather than after the pool's next, ever longer, backoff.
+RECONNECT_TIMEOUT_S = 10.0
+
+
+class GuardedConnection(psycopg.Connection[Row]):
+    """A connection that stops waiting for the server after `answer_timeout_s`.
+
+    A frozen server (stopped process, lost host, a black-holed network) may accept the socket and
+    then never answer: its statement_timeout cannot fire and TCP keepalives are answered by its
+    kernel. Every round trip psycopg makes goes through `wait`; past the deadline the connection is
+    closed (the pool replaces it) and an OperationalError raised.
+    """
+
+    answer_timeout_s: float | None = None
+
+    def wait(self, gen: PQGen[RV], interval: float = 0.1, timeout: float | None = None) -> RV:
+        limit = self.answer_timeout_s if timeout is None else timeout
+        try:
+            return super().wait(gen, interval=interval, timeout=limit)
+        except _WaitTimeout as exc:
+            # The protocol is mid-exchange: the connection cannot be used again.
+            self.close()
+            raise NoAnswer(f"no answer from the database within {limit:g} s") from exc
+
+    @contextmanager
+    def answer_within(self, seconds: float) -> Iterator[None]:
+        """A shorter deadline for what runs inside (the health check)."""
+        before, self.answer_timeout_s = self.answer_timeout_s, seconds
+        try:
+            yield
+        finally:
+            self.answer_timeout_s = before
+
+
+class NoAnswer(psycopg.OperationalError):
+    """The server did not answer within the connection's deadline; the connection is closed."""
 
 
 class Database:
@@ -42,17 +84,39 @@ class Database:
         min_size: int = 1,
         max_size: int = 8,
         prepared_statements: bool = True,
+        pool_timeout_s: float = 3.0,
+        connect_timeout_s: int = 3,
+        statement_timeout_s: float = 10.0,
+        lock_timeout_s: float = 5.0,
     ) -> None:
         self.url = url
         self.app_role = app_role
         self.prepared_statements = prepared_statements
+        self.pool_timeout_s = pool_timeout_s
+        self.answer_timeout_s = statement_timeout_s + ANSWER_GRACE_S
+        # Transaction-local (set_config(..., true) in the tenant scope statement): no session state
+        # for a pooling proxy to pin a connection for, and no extra round trip.
+        self._timeouts = (str(round(statement_timeout_s * 1000)), str(round(lock_timeout_s * 1000)))
         # prepare_threshold None: every statement stays unnamed, so a connection holds no session
         # state that a pooling proxy would have to pin it for.
-        connect_kwargs: dict[str, Any] = {"autocommit": False, "row_factory": dict_row}
+        connect_kwargs: dict[str, Any] = {
+            "autocommit": False,
+            "row_factory": dict_row,
+            # libpq's own guards, all ignored on a Unix socket: the whole connection attempt
+            # (psycopg enforces it too, 2 s at least), unacknowledged data, and idle connections
+            # whose peer vanished (keepalives: 30 s idle, then 3 probes 10 s apart).
+            "connect_timeout": max(2, connect_timeout_s),
+            "tcp_user_timeout": round(self.answer_timeout_s * 1000),
+            "keepalives": 1,
+            "keepalives_idle": 30,
+            "keepalives_interval": 10,
+            "keepalives_count": 3,
+        }
         if not prepared_statements:
             connect_kwargs["prepare_threshold"] = None
-        self.pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
+        self.pool: ConnectionPool[GuardedConnection[DictRow]] = ConnectionPool(
             url,
+            connection_class=GuardedConnection[DictRow],
             min_size=min_size,
             max_size=max_size,
             kwargs=connect_kwargs,
@@ -62,9 +126,12 @@ class Database:
             check=check_idle_connection,
             open=False,
             name="memory",
+            timeout=pool_timeout_s,
+            reconnect_timeout=RECONNECT_TIMEOUT_S,
         )
 
-    def _configure(self, conn: psycopg.Connection[DictRow]) -> None:
+    def _configure(self, conn: GuardedConnection[DictRow]) -> None:
+        conn.answer_timeout_s = self.answer_timeout_s
         register_vector(conn)
         info = conn.adapters.types.get("vector")  # registered just above: no second lookup
         if info is not None:  # binary vectors straight into and out of arrays (see below)
@@ -84,6 +151,33 @@ class Database:
     def close(self) -> None:
         self.pool.close()
 
+    def ping(self) -> bool:
+        """One round trip, bounded by the pool timeout twice at most (waiting for a connection,
+        then for the answer). Raises Unavailable when the database cannot answer."""
+        with self._lend(self.pool_timeout_s) as conn, conn.answer_within(self.pool_timeout_s):
+            return conn.execute("SELECT 1 AS ok").fetchone() is not None
+
+    @contextmanager
+    def _lend(self, timeout_s: float | None = None) -> Iterator[GuardedConnection[DictRow]]:
+        """A pooled connection; the one place a database outage becomes `Unavailable` (503 with
+        Retry-After at the HTTP edge; a retry for the queue worker and the erasure steps).
+
+        Outage: no connection within the pool timeout, a connection lost or refused, a server
+        shutting down, a statement cancelled by statement_timeout or lock_timeout, no answer in
+        time. Serialization failures and deadlocks are not outages: they pass through, and the
+        store turns them into a retryable conflict."""
+        try:
+            with self.pool.connection(timeout=timeout_s) as conn:
+                yield conn
+        except PoolTimeout as exc:
+            _log_outage(exc)
+            raise Unavailable("the database is unavailable; retry shortly") from exc
+        except psycopg.errors.TransactionRollback:
+            raise
+        except psycopg.OperationalError as exc:
+            _log_outage(exc)
+            raise Unavailable("the database is unavailable; retry shortly") from exc
+
     @contextmanager
     def tenant_transaction(
         self, tenant_id: str, *, reuse_plans: bool = False
@@ -98,17 +192,20 @@ class Database:
         depend on the parameters. The per-subject retrieval itself runs on `statements()`, outside
         any transaction; its query keeps its plan inside a PL/pgSQL function (migration 0013).
         """
-        scope = "SELECT set_config('app.tenant_id', %s, true)"
+        scope = (
+            "SELECT set_config('app.tenant_id', %s, true),"
+            " set_config('statement_timeout', %s, true), set_config('lock_timeout', %s, true)"
+        )
         if reuse_plans and self.prepared_statements:
             scope += ", set_config('plan_cache_mode', 'force_generic_plan', true)"
-        with self.pool.connection() as conn:
+        with self._lend() as conn:
             if reuse_plans:
                 with conn.pipeline(), conn.transaction():
-                    conn.execute(scope, (tenant_id,))
+                    conn.execute(scope, (tenant_id, *self._timeouts))
                     yield conn
             else:
                 with conn.transaction():
-                    conn.execute(scope, (tenant_id,))
+                    conn.execute(scope, (tenant_id, *self._timeouts))
                     yield conn
 
     @contextmanager
@@ -116,7 +213,7 @@ class Database:
         """A pooled connection in autocommit: each statement is its own transaction, committed
         (durably) when it returns. For calls that scope the tenant themselves (the read path's
         functions, migration 0013): no BEGIN, no tenant statement, no COMMIT round trip."""
-        with self.pool.connection() as conn:
+        with self._lend() as conn:
             conn.autocommit = True
             try:
                 yield conn
@@ -126,8 +223,15 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[DictRow]]:
         """A transaction with no tenant: tenant tables look empty (RLS)."""
-        with self.pool.connection() as conn, conn.transaction():
+        with self._lend() as conn, conn.transaction():
             yield conn
+
+
+def _log_outage(exc: Exception) -> None:
+    logger.warning(
+        "database unavailable",
+        extra={"error": type(exc).__name__, "sqlstate": getattr(exc, "sqlstate", None)},
+    )
 
 
 def _leave_autocommit(conn: psycopg.Connection[Any]) -> None:
