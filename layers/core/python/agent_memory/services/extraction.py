@@ -10,6 +10,7 @@ outcome and its audit events.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
@@ -18,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_memory.domain.enums import Decision, EventType, Role
+from agent_memory.domain.errors import Unavailable
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, CandidateMemory, Transcript
 from agent_memory.domain.hashing import text_hash
 from agent_memory.domain.records import MemoryWrite, Principal, Source
@@ -87,6 +89,13 @@ class ExtractionWorker:
         except PermanentFailure as exc:
             self._fail(tenant_id, session_id, str(exc))
             return {"status": "failed", "reason": str(exc)}
+        except Unavailable:
+            # A database outage is not the session's fault: never `failed` for it, whatever the
+            # receive count. Back to queued if the database answers again, and redelivered (from
+            # the dead-letter queue once the outage is over, if it outlasted the receives).
+            with contextlib.suppress(Unavailable), self.store.tenant(tenant_id) as s:
+                s.update_session(session_id, status="queued")
+            raise
         except Exception as exc:
             if receive_count >= self.max_receive_count:
                 self._fail(
