@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -230,7 +231,10 @@ def test_given_invisible_characters_around_and_inside_a_card_when_masked_then_no
     out = mask_identifiers(text)
     # Then no format character stands next to a digit, and the surrogate carries none
     assert "CARD-***-1111" in out.text
-    assert not re.search(r"\d[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]|[\u00ad\u200b-\u200f\u2060\ufeff]\d", out.text)
+    assert not re.search(
+        r"\d[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]|[\u00ad\u200b-\u200f\u2060\ufeff]\d",
+        out.text,
+    )
     assert _shown_digits(out.text) == "1111"
 
 
@@ -251,8 +255,22 @@ def _complete(prefix: str) -> str:
 def brand_cards(draw: st.DrawFn) -> str:
     lead, length = draw(
         st.sampled_from(
-            [("4", 16), ("4", 13), ("4", 19), ("51", 16), ("55", 16), ("2221", 16), ("2720", 16), ("34", 15),
-             ("37", 15), ("6011", 16), ("65", 16), ("62", 18), ("3530", 16), ("36", 14)]
+            [
+                ("4", 16),
+                ("4", 13),
+                ("4", 19),
+                ("51", 16),
+                ("55", 16),
+                ("2221", 16),
+                ("2720", 16),
+                ("34", 15),
+                ("37", 15),
+                ("6011", 16),
+                ("65", 16),
+                ("62", 18),
+                ("3530", 16),
+                ("36", 14),
+            ]
         )
     )
     rest = draw(st.text("0123456789", min_size=length - len(lead) - 1, max_size=length - len(lead) - 1))
@@ -265,8 +283,11 @@ SEPARATORS = ["", "", "", " ", "  ", "-", ".", "\t", "\n", "\r\n", "\u2013", "\u
 
 @given(
     brand_cards(),
-    st.lists(st.tuples(st.sampled_from(SEPARATORS), st.lists(st.sampled_from(INVISIBLE), max_size=3)),
-             min_size=19, max_size=19),
+    st.lists(
+        st.tuples(st.sampled_from(SEPARATORS), st.lists(st.sampled_from(INVISIBLE), max_size=3)),
+        min_size=19,
+        max_size=19,
+    ),
     st.sampled_from(["", "card ", "PAN-", "card_", "my visa: ", "use "]),
 )
 def test_property_a_card_with_separators_and_invisible_characters_never_survives(
@@ -292,8 +313,14 @@ def test_given_short_free_text_fields_when_masked_then_identifiers_go_and_the_re
     assert mask_free_text(None) is None
     assert mask_free_text("") == ""
     assert mask_free_text("TKT-20240115-0042") == "TKT-20240115-0042"
-    assert mask_free_text("chargeback on card 4111\u200b1111\u200b1111\u200b1111") == "chargeback on card CARD-***-1111"
-    assert mask_free_text("legal hold: SSN 123\u201345\u20136789 dispute") == "legal hold: SSN TAXID-***-6789 dispute"
+    assert (
+        mask_free_text("chargeback on card 4111\u200b1111\u200b1111\u200b1111")
+        == "chargeback on card CARD-***-1111"
+    )
+    assert (
+        mask_free_text("legal hold: SSN 123\u201345\u20136789 dispute")
+        == "legal hold: SSN TAXID-***-6789 dispute"
+    )
     assert mask_free_text("erasure request ER-2291 for IBAN GB82-WEST-1234-5698-7654-32") == (
         "erasure request ER-2291 for IBAN IBAN-***-5432"
     )
@@ -301,10 +328,35 @@ def test_given_short_free_text_fields_when_masked_then_identifiers_go_and_the_re
 
 def test_given_a_json_value_with_split_identifiers_when_masked_then_every_string_is_clean():
     # Given a JSON-like value whose strings hold split identifiers
-    value = {"pan": f"PAN-{VISA}", "refs": [{"iban": "GB82-WEST-1234-5698-7654-32"}], "order": "Order 4532015112830366"}
+    value = {
+        "pan": f"PAN-{VISA}",
+        "refs": [{"iban": "GB82-WEST-1234-5698-7654-32"}],
+        "order": "Order 4532015112830366",
+    }
     # When it is masked
     masked, kinds = mask_value(value)
     # Then the identifiers are surrogates and the order number is untouched
     assert sorted(kinds) == ["CARD", "IBAN"]
     assert masked["order"] == "Order 4532015112830366"
     assert VISA not in str(masked) and "1234-5698" not in str(masked)
+
+
+# ------------------------------------------------------------------------------------- benchmark
+def test_given_the_labelled_identifier_corpus_when_benchmarked_then_every_type_meets_its_targets(capsys):
+    from agent_memory.bench.cli import main as bench_main
+    from agent_memory.bench.identifiers import run_identifier_bench
+
+    # Given the corpus of identifiers as people type them, and ordinary numbers
+    corpus = Path(__file__).resolve().parents[2] / "benchmarks" / "identifiers" / "identifiers.jsonl"
+    # When the benchmark scores it
+    report = run_identifier_bench(corpus, repeats=1)
+    # Then every identifier type is found whole, nothing ordinary is masked, and nothing stays readable
+    assert {"card", "ssn", "itin", "ein", "nino", "iban", "account"} <= set(report["per_type"])
+    for scores in report["per_type"].values():
+        assert scores["precision"] is None or scores["precision"] >= 0.98, scores["false_positives"]
+        assert scores["recall"] in (None, 1.0), scores["missed"]
+    assert report["visible_after_rendering"] == [] and report["meets_targets"]
+    assert sum(c["with_a_detection"] for c in report["negative_categories"].values()) == 0
+    # And `memory bench identifiers` runs it and prints the table
+    assert bench_main(["identifiers", "--data", str(corpus), "--markdown"]) == 0
+    assert "| card | 126 |" in capsys.readouterr().out

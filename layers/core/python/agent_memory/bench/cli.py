@@ -28,6 +28,24 @@ def _extraction(argv: list[str]) -> int:
     return 0
 
 
+def _identifiers(argv: list[str]) -> int:
+    from agent_memory.bench.identifiers import markdown_table, run_identifier_bench
+
+    p = argparse.ArgumentParser(prog="memory bench identifiers")
+    p.add_argument("--data", default="benchmarks/identifiers/identifiers.jsonl")
+    p.add_argument("--json")
+    p.add_argument("--markdown", action="store_true", help="print the per-type table instead of JSON")
+    a = p.parse_args(argv)
+    report = run_identifier_bench(a.data)
+    if a.markdown:
+        print(markdown_table(report))
+        if a.json:
+            Path(a.json).write_text(json.dumps(report, indent=2) + "\n")
+    else:
+        _emit(report, a.json)
+    return 0
+
+
 def _longmemeval(argv: list[str]) -> int:
     from agent_memory.bench.longmemeval import main
 
@@ -78,6 +96,7 @@ BENCHES = {
     "floor": _floor,
     "longmemeval": _longmemeval,
     "extraction": _extraction,
+    "identifiers": _identifiers,
     "write": _database_bench("write"),
     "retrieve": _database_bench("retrieve"),
     "lifecycle": _database_bench("lifecycle"),

@@ -119,7 +119,7 @@ _UK_NINO = re.compile(
 )
 _ACCOUNT_CONTEXT = re.compile(
     r"(?i)\b((?:bank |checking |savings |brokerage )?(?:account|acct|a/c)(?: number| no\.?| #)?"
-    r"|routing(?: number)?|sort code)\b[\s:#-]*(?:is|=)?[\s:#-]*"
+    r"|routing(?: number)?|sort code)(?![a-z0-9])[\s:#.-]*(?:is|=)?[\s:#-]*"
     f"([0-9][0-9 {_DASHES}]{{4,20}}[0-9])"
 )
 
@@ -235,6 +235,7 @@ class _Scan:
             if not any(o is not f and o.start <= f.start and f.end <= o.end for o, _ in self.found)
         ]
         text, out, pos = self.text, [], 0
+        widened: dict[int, Found] = {}
         for f, surrogate in sorted(kept, key=lambda fs: fs[0].start):
             start, end = f.start, f.end
             # invisible characters glued to the identifier go with it: none is left beside a digit
@@ -243,10 +244,11 @@ class _Scan:
             while end < len(text) and _hidden(text[end]):
                 end += 1
             out.append(text[pos:start] + surrogate)
+            widened[id(f)] = Found(f.kind, f.type, start, end)
             pos = end
         out.append(text[pos:])
-        ordered = [f for f, _ in kept]
-        return Masked(text="".join(out), kinds=[f.kind for f in ordered], found=ordered)
+        found = [widened[id(f)] for f, _ in kept]
+        return Masked(text="".join(out), kinds=[f.kind for f in found], found=found)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -369,19 +371,22 @@ def _card_hits(view: str) -> list[_Hit]:
     return hits
 
 
-def _tax_type(label: str, digits: str) -> str:
+def _tax_type(label: str, raw: str) -> str:
+    """What a labelled tax number is: the label says so, else its shape as written (NN-NNNNNNN is
+    an EIN, NNN-NN-NNNN an SSN or, in the 9XX ranges, an ITIN), else a tax id of no known kind."""
     label = label.lower()
-    if _US_ITIN.fullmatch(_group_ssn(digits)) or label.startswith(("itin", "individual")):
+    if label.startswith(("itin", "individual")):
         return "itin"
     if "ein" in label or label.startswith("employer"):
         return "ein"
     if label.startswith(("ss", "social")):
         return "ssn"
+    shape = re.sub(f"{_TAX_SEP}+", "-", re.sub("[0-9]", "9", raw))
+    if shape == "99-9999999":
+        return "ein"
+    if shape == "999-99-9999":
+        return "itin" if _US_ITIN.fullmatch(raw) else "ssn"
     return "tax_id"
-
-
-def _group_ssn(digits: str) -> str:
-    return f"{digits[:3]}-{digits[3:5]}-{digits[5:]}" if len(digits) == 9 else digits
 
 
 def _pattern_hits(pattern: re.Pattern[str], view: str, kind: str, type_: str) -> Iterator[_Hit]:
@@ -397,7 +402,7 @@ def _context_hits(view: str) -> Iterator[_Hit]:
                 m.start("number"),
                 m.end("number"),
                 "TAXID",
-                _tax_type(m.group("label"), digits),
+                _tax_type(m.group("label"), m.group("number")),
                 m.group("number"),
             )
 
