@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -84,7 +85,8 @@ def _soak(argv: list[str]) -> int:
     """A table on stdout, the JSON report in --out; exit 1 when an invariant is broken."""
     from agent_memory.bench.soak import format_table, main
 
-    report, out = main(argv)
+    with contextlib.redirect_stdout(sys.stderr):  # what the service prints while it runs
+        report, out = main(argv)
     print(format_table(report))
     if out:
         Path(out).write_text(json.dumps(report, indent=2, default=str) + "\n")

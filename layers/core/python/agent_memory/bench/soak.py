@@ -665,6 +665,8 @@ class Workload:
             },
             "confidence": 0.7,
         }
+        if kind == "preference":  # one current value per slot, written from every client at once
+            body["slot"] = "preference.invoice_channel"
         r = self.client.call("write", t.tenant_id, "POST", "/v1/memories", t.tokens["agent"], body)
         if r.status in (200, 201) and isinstance(r.body, dict):
             t.remember(memory_id=(r.body.get("memory") or {}).get("id"))
@@ -812,6 +814,7 @@ class Workload:
             if not self.running():
                 return
             self.close(b, rng, large=True)
+            time.sleep(0.5)  # about one a second: the worker keeps up, the drain stays short
 
     def eraser(self) -> None:
         """Fresh subjects written, then erased; only this thread touches them, so every write to
