@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001 - the homoglyph table holds look-alike letters on purpose
 """Build `screening.jsonl` from the hand-written items in `written.txt`.
 
 Every hand-written item is kept as written (disguise "none"), and each one also gets one
@@ -25,20 +26,45 @@ PROSE = {"override", "role_override", "ai_directive", "exfiltration"}
 
 # Latin letters and the Cyrillic or Greek letters that look like them.
 HOMOGLYPHS = {
-    "a": "аα", "c": "с", "e": "е", "i": "іι", "o": "оο", "p": "рρ", "s": "ѕ", "x": "х", "y": "у",
-    "A": "АΑ", "B": "ВΒ", "C": "С", "E": "ЕΕ", "H": "НΗ", "I": "ІΙ", "K": "КΚ", "M": "МΜ",
-    "N": "Ν", "O": "ОΟ", "P": "РΡ", "S": "Ѕ", "T": "ТΤ", "X": "ХΧ", "Y": "Υ",
+    "a": "аα",
+    "c": "с",
+    "e": "е",
+    "i": "іι",
+    "o": "оο",
+    "p": "рρ",
+    "s": "ѕ",
+    "x": "х",
+    "y": "у",
+    "A": "АΑ",
+    "B": "ВΒ",
+    "C": "С",
+    "E": "ЕΕ",
+    "H": "НΗ",
+    "I": "ІΙ",
+    "K": "КΚ",
+    "M": "МΜ",
+    "N": "Ν",
+    "O": "ОΟ",
+    "P": "РΡ",
+    "S": "Ѕ",
+    "T": "ТΤ",
+    "X": "ХΧ",
+    "Y": "Υ",
 }
 ZERO_WIDTH = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
 LEET = {"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"}
 
 
 def zero_width(text: str, rng: random.Random) -> str:
-    return "".join(ch + (rng.choice(ZERO_WIDTH) if ch.isalpha() and rng.random() < 0.4 else "") for ch in text)
+    return "".join(
+        ch + (rng.choice(ZERO_WIDTH) if ch.isalpha() and rng.random() < 0.4 else "") for ch in text
+    )
 
 
 def homoglyph(text: str, rng: random.Random) -> str:
-    return "".join(rng.choice(HOMOGLYPHS[ch]) if ch in HOMOGLYPHS and rng.random() < 0.5 else ch for ch in text)
+    return "".join(
+        rng.choice(HOMOGLYPHS[ch]) if ch in HOMOGLYPHS and rng.random() < 0.5 else ch for ch in text
+    )
 
 
 def fullwidth(text: str, rng: random.Random) -> str:
@@ -79,13 +105,19 @@ def written_items() -> list[dict[str, str]]:
         assert header is not None, line
         label, category, language, split = header
         items.append(
-            {"label": label, "category": category, "language": language, "split": split, "text": line.replace("\\n", "\n")}
+            {
+                "label": label,
+                "category": category,
+                "language": language,
+                "split": split,
+                "text": line.replace("\\n", "\n"),
+            }
         )
     return items
 
 
 def build() -> list[dict[str, str]]:
-    rng = random.Random(20261201)
+    rng = random.Random(20261201)  # noqa: S311 - reproducible sampling, not security
     out: list[dict[str, str]] = []
     for n, item in enumerate(written_items(), start=1):
         base_id = f"{item['language']}-{item['category']}-{n:03d}"

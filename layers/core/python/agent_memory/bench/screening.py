@@ -97,7 +97,11 @@ def run_screening_bench(
     items = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     flagged = {item["id"]: screen_for_instructions(item["text"]).flagged for item in items}
     report: dict[str, Any] = {
-        "config": {"path": str(path), "items": len(items), "transcripts": str(transcripts) if transcripts else None},
+        "config": {
+            "path": str(path),
+            "items": len(items),
+            "transcripts": str(transcripts) if transcripts else None,
+        },
         "splits": {
             split: _score([i for i in items if split == "all" or i["split"] == split], flagged)
             for split in ("dev", "heldout", "all")
@@ -107,17 +111,24 @@ def run_screening_bench(
     if transcripts and Path(transcripts).exists():
         statements = transcript_statements(transcripts)
         report["transcript_statements"] = {
-            "false_positive_rate": _rate(sum(screen_for_instructions(s).flagged for s in statements), len(statements)),
+            "false_positive_rate": _rate(
+                sum(screen_for_instructions(s).flagged for s in statements), len(statements)
+            ),
         }
         texts += statements
-    report["microseconds_per_call"] = {"median_of_passes": _microseconds_per_call(texts, passes), "texts": len(texts)}
+    report["microseconds_per_call"] = {
+        "median_of_passes": _microseconds_per_call(texts, passes),
+        "texts": len(texts),
+    }
     return report
 
 
 def main(argv: list[str] | None = None) -> tuple[dict[str, Any], str | None]:
     p = argparse.ArgumentParser(prog="memory bench screening")
     p.add_argument("--data", default=DEFAULT_DATA)
-    p.add_argument("--transcripts", default=DEFAULT_TRANSCRIPTS, help="extraction set used as extra benign text")
+    p.add_argument(
+        "--transcripts", default=DEFAULT_TRANSCRIPTS, help="extraction set used as extra benign text"
+    )
     p.add_argument("--passes", type=int, default=5, help="timing passes over the whole set")
     p.add_argument("--json")
     a = p.parse_args(argv)
