@@ -360,3 +360,20 @@ def test_given_the_labelled_identifier_corpus_when_benchmarked_then_every_type_m
     # And `memory bench identifiers` runs it and prints the table
     assert bench_main(["identifiers", "--data", str(corpus), "--markdown"]) == 0
     assert "| card | 126 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "text", ["just in case 4111 1111 1111 1111", "in case you need it, 4111-1111-1111-1111"]
+)
+def test_given_a_card_after_a_word_that_only_looks_like_a_label_when_masked_then_it_is_masked(text: str):
+    # Given a card number after "in case" (not a case number)
+    # When it is masked
+    # Then it is a card
+    assert mask_identifiers(text).kinds == ["CARD"]
+
+
+def test_given_a_list_of_order_numbers_under_a_plural_label_when_masked_then_the_first_survives():
+    # Given Luhn-valid order numbers listed after "Orders:"
+    out = mask_identifiers("Orders: 4532015112830366 and more")
+    # Then the plural label counts like the singular one
+    assert out.text == "Orders: 4532015112830366 and more"

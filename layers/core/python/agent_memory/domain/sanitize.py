@@ -45,12 +45,13 @@ _CARD_WORDS = (
 _CARD_LABEL = re.compile(_CARD_WORDS + _LABEL_TAIL, re.IGNORECASE)
 _CARD_NEARBY = re.compile(_CARD_WORDS + r"(?![a-z])", re.IGNORECASE)
 # A label that says the number is something else. It decides unless a card word is nearer.
+# ("case" only as "case #", "case number": "just in case 4111 …" is a card.)
 _OTHER_LABEL = re.compile(
     r"(?<![a-z])(?:order|ord|po|purchase order|tracking|track|trk|shipment|parcel|package|consignment|"
-    r"awb|waybill|invoice|inv|receipt|rcpt|ticket|tkt|case|incident|reference|ref|confirmation|conf|"
+    r"awb|waybill|invoice|inv|receipt|rcpt|ticket|tkt|case(?=\s*(?:#|no|number|num|id|ref)(?![a-z]))|incident|reference|ref|confirmation|conf|"
     r"booking|reservation|itinerary|pnr|sku|serial|s/n|sn|imei|iccid|meid|transaction|txn|trx|ean|upc|"
     r"gtin|isbn|barcode|member|membership|customer|cust|policy|claim|loyalty|id|phone|tel|telephone|"
-    r"mobile|cell|fax|call|whatsapp|sms|version|ver|build|release)" + _LABEL_TAIL,
+    r"mobile|cell|fax|call|whatsapp|sms|version|ver|build|release)s?" + _LABEL_TAIL,
     re.IGNORECASE,
 )
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s+(?=[A-Z])|\n\s*\n")
