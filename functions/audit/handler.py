@@ -8,6 +8,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.api.http import create_app, current_principal
 from agent_memory.bootstrap import get_container
+from agent_memory.domain.ids import ID_MAX_LENGTH, ID_PATTERN
 from agent_memory.observability import logger, metrics, tracer
 
 app = create_app()
@@ -15,8 +16,8 @@ app = create_app()
 
 @app.get("/v1/audit", summary="Audit events of the caller's tenant")
 def audit(
-    subject_id: Annotated[str | None, Query(max_length=200)] = None,
-    memory_id: Annotated[str | None, Query(max_length=200)] = None,
+    subject_id: Annotated[str | None, Query(max_length=ID_MAX_LENGTH, pattern=ID_PATTERN)] = None,
+    memory_id: Annotated[str | None, Query(max_length=ID_MAX_LENGTH, pattern=ID_PATTERN)] = None,
     since: Annotated[datetime | None, Query()] = None,
     cursor: Annotated[str | None, Query(max_length=40)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,

@@ -316,14 +316,14 @@ def test_deeply_nested_json_is_a_422_not_a_500(api, integration, raw, field):
 
 
 def test_a_session_id_no_memory_could_carry_is_refused_at_close(api, agent):
-    # Given a session id longer than the 200 characters a memory's session_id holds
+    # Given a session id longer than the 256 characters the id rule allows
     body = {
         "subject_id": SUBJECT,
         "occurred_at": "2026-10-02T15:00:00Z",
         "turns": [{"speaker": "customer", "text": "Hi"}],
     }
     # When the session is closed
-    reply = api.post("/v1/sessions/" + "s" * 230 + "/close", body, token=agent)
+    reply = api.post("/v1/sessions/" + "s" * 257 + "/close", body, token=agent)
     # Then it is refused at once, naming the field (before, every extracted memory was refused later
     # and the session reported "processed" with nothing stored)
     assert reply.status == 422 and reply.body["error"]["field"] == "session_id"

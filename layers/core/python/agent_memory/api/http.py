@@ -9,12 +9,14 @@ import threading
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import ResponseBuilder
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.metrics import MetricUnit
 
 from agent_memory.api.identity import principal_from_authorizer
 from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge, Unauthenticated
+from agent_memory.domain.ids import ID_RULE, valid_id
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import unstorable_value
 from agent_memory.observability import logger, metrics
@@ -102,9 +104,14 @@ class RequestScopedResolver(APIGatewayRestResolver):
     def _resolve_in_own_context(self, event: Any, context: Any) -> dict[str, Any]:
         if not isinstance(event, dict):
             event = dict(event)
+        refused = refusal_before_routing(event)
+        if refused is None:
+            event = _json_labelled_plainly(event)
         self.current_event = self._to_proxy_event(event)
         self.lambda_context = context
         self.context = {}
+        if refused is not None:
+            return self._build_response(ResponseBuilder(refused, serializer=self._serializer))
         return self._build_response(self._resolve())
 
     def _call_route(self, route: Any, route_arguments: dict[str, str]) -> Any:
@@ -114,7 +121,66 @@ class RequestScopedResolver(APIGatewayRestResolver):
             with _STACK_LOCK:
                 if not route._middleware_stack_built:
                     route._build_middleware_stack(router_middlewares=self._router_middlewares, app=self)
+        # Powertools takes route arguments from the raw path; API Gateway (and the local server)
+        # hand them decoded exactly once in pathParameters, where the id rule was applied.
+        decoded = self.current_event.path_parameters or {}
+        route_arguments = {k: decoded.get(k, v) for k, v in route_arguments.items()}
         return super()._call_route(route, route_arguments)
+
+
+_METHODS_WITH_A_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def refusal_before_routing(event: dict[str, Any]) -> Response | None:
+    """What is refused before a route sees the request, the same in AWS and locally:
+    a body that is not JSON by its media type (415), and a path id outside the id rule (422)."""
+    request_id = (event.get("requestContext") or {}).get("requestId")
+    method = str(event.get("httpMethod") or "").upper()
+    if method in _METHODS_WITH_A_BODY and event.get("body"):
+        headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
+        media_type = headers.get("content-type")
+        if media_type is not None and not is_json_media_type(str(media_type)):
+            _count_refusal("unsupported_media_type")
+            return error_response(
+                415,
+                "unsupported_media_type",
+                "request body must be sent as application/json (UTF-8)",
+                request_id,
+                "Content-Type",
+            )
+    for name, value in (event.get("pathParameters") or {}).items():
+        if not isinstance(value, str) or not valid_id(value):
+            _count_refusal("invalid_request")
+            return error_response(422, "invalid_request", f"{name}: must be {ID_RULE}", request_id, name)
+    return None
+
+
+def _json_labelled_plainly(event: dict[str, Any]) -> dict[str, Any]:
+    """A JSON media type spelled any accepted way becomes `application/json` for the validator,
+    which matches the exact lower-case prefix only."""
+    changed = dict(event)
+    for key in ("headers", "multiValueHeaders"):
+        found = event.get(key)
+        if not found:
+            continue
+        plain = {k: v for k, v in found.items() if str(k).lower() != "content-type"}
+        if len(plain) != len(found):
+            plain["content-type"] = ["application/json"] if key == "multiValueHeaders" else "application/json"
+        changed[key] = plain
+    return changed
+
+
+def is_json_media_type(value: str) -> bool:
+    """`application/json` in any letter case, with no parameter but an optional UTF-8 charset
+    (RFC 8259: JSON exchanged between systems is UTF-8; RFC 9110: media types are case-insensitive)."""
+    media_type, _, params = value.partition(";")
+    if media_type.strip().lower() != "application/json":
+        return False
+    for param in filter(None, (p.strip() for p in params.split(";"))):
+        name, _, val = param.partition("=")
+        if name.strip().lower() != "charset" or val.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return False
+    return True
 
 
 def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolver:
@@ -153,7 +219,11 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
             return error_response(422, "invalid_request", f"{where}: {why}", _request_id(app), where)
         errors = exc.errors()
         first = errors[0] if errors else {}
-        loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+        # The first element says where (body, query, path); a field may itself be named "query".
+        raw_loc = list(first.get("loc", ()))
+        if raw_loc and raw_loc[0] in ("body", "query", "path"):
+            raw_loc = raw_loc[1:]
+        loc = [str(p) for p in raw_loc]
         field = ".".join(loc) or None
         msg = first.get("msg", "invalid request")
         if first.get("type") == "json_invalid":

@@ -20,6 +20,7 @@ from agent_memory.domain.enums import (
     Sensitivity,
     Status,
 )
+from agent_memory.domain.ids import ID_MAX_LENGTH, SubjectId
 
 
 def utcnow() -> datetime:
@@ -162,17 +163,12 @@ def _depth(value: Any) -> int:
     return depth(value, 1)
 
 
-# What a subject id may look like: written memories only ever carry such ids, and reads refuse
-# others, so an id can never smuggle a line break or a path segment into a context or a URL.
-SUBJECT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@\-]*$"
-
-
 class MemoryWrite(BaseModel):
     """A candidate memory as a caller (tool, extractor, integration) proposes it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    subject_id: str = Field(min_length=1, max_length=200, pattern=SUBJECT_ID_PATTERN)
+    subject_id: SubjectId
     type: MemoryType
     category: str | None = Field(default=None, max_length=64)
     slot: str | None = Field(default=None, max_length=128, pattern=r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
@@ -181,7 +177,7 @@ class MemoryWrite(BaseModel):
     source: Source
     scope: Scope = Scope.SUBJECT
     ticket_id: str | None = Field(default=None, max_length=200)
-    session_id: str | None = Field(default=None, max_length=200)
+    session_id: str | None = Field(default=None, max_length=ID_MAX_LENGTH)
     effective_at: datetime | None = None
     expires_at: datetime | None = None
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)

@@ -12,7 +12,7 @@ import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from agent_memory.api.identity import authorizer_context, require_strong_secret, verify_token
 from agent_memory.domain.errors import Unauthenticated
@@ -78,7 +78,15 @@ class LocalApi:
                     405, "invalid_request", f"method {method} not allowed; use {', '.join(allowed)}"
                 )
             return _error(404, "not_found", f"no route {method} {path}")
-        spec, route, path_params = matched
+        spec, route, raw_params = matched
+        # As API Gateway does: path parameters are percent-decoded exactly once (the id rule then
+        # refuses what decodes to a '/', a NUL or anything else outside it).
+        path_params: dict[str, str] = {}
+        for name, raw in raw_params.items():
+            try:
+                path_params[name] = unquote(raw, errors="strict")
+            except UnicodeDecodeError:
+                return _error(422, "invalid_request", f"{name}: not valid percent-encoded UTF-8", name)
         if len(body) > self.max_body_bytes:
             return _error(
                 413, "payload_too_large", f"request body exceeds {self.max_body_bytes} bytes", "body"
@@ -141,7 +149,13 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
         server_version = "agent-memory-local"
 
         def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length < 0:
+                    raise ValueError
+            except ValueError:
+                self.send_error(400, "Content-Length must be a non-negative integer")
+                return
             if length > api.max_body_bytes:
                 status, headers, body = _error(
                     413, "payload_too_large", f"request body exceeds {api.max_body_bytes} bytes", "body"
@@ -150,6 +164,9 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
                 self.close_connection = True
             else:
                 raw = self.rfile.read(length) if length else b""
+                if len(raw) < length:  # the client went away mid-body: nothing is half-processed
+                    self.close_connection = True
+                    return
                 hdrs = {k.lower(): v for k, v in self.headers.items()}
                 try:
                     status, headers, body = api.handle(self.command, self.path, hdrs, raw)
@@ -174,6 +191,27 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
                 remaining -= len(chunk)
 
         do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """http.server's own refusals (a header line too long, too many headers, a request
+            line too long, a malformed request) answer with the API's JSON error body, not HTML."""
+            status, headers, body = _error(
+                code,
+                "payload_too_large" if code in (413, 414, 431) else "invalid_request",
+                message or "bad request",
+            )
+            self.close_connection = True
+            try:
+                self.send_response(status, message)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+                    self.wfile.write(body)
+            except OSError:
+                pass  # the client is gone
 
         def log_message(self, format: str, *args: Any) -> None:
             logger.debug(

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_memory.domain.context import ContextLine, assemble, escape_text, minimum_tokens
 from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
+from agent_memory.domain.ids import ID_MAX_LENGTH, ID_PATTERN, SubjectId
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import (
     Candidate,
@@ -28,7 +29,7 @@ from agent_memory.domain.ranking import (
     similarity_floor,
     topical_query,
 )
-from agent_memory.domain.records import SUBJECT_ID_PATTERN, MemoryRecord, Principal, RetrievedMemory, utcnow
+from agent_memory.domain.records import MemoryRecord, Principal, RetrievedMemory, utcnow
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
@@ -53,7 +54,7 @@ VERIFIED_FACTS_CAP = 20
 class RetrieveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    subject_id: str = Field(min_length=1, max_length=200, pattern=SUBJECT_ID_PATTERN)
+    subject_id: SubjectId
     query: str = Field(default="", max_length=200_000)
     ticket_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
@@ -71,8 +72,8 @@ class ResolutionSearchRequest(BaseModel):
     subject_id: str | None = Field(
         default=None,
         min_length=1,
-        max_length=200,
-        pattern=SUBJECT_ID_PATTERN,
+        max_length=ID_MAX_LENGTH,
+        pattern=ID_PATTERN,
         description="the customer being served (access log only)",
     )
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)

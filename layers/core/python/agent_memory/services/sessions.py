@@ -11,7 +11,6 @@ lineage key `session:<id>`, and covered by erasure.
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +20,7 @@ from agent_memory.domain.enums import Role
 from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge, Unavailable
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, MAX_TURNS, Turn
 from agent_memory.domain.hashing import request_fingerprint
+from agent_memory.domain.ids import ID_RULE, SubjectId, valid_id
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import mask_identifiers
 from agent_memory.observability import logger
@@ -29,13 +29,11 @@ from agent_memory.ports.store import MemoryStore
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.outbox import EXTRACT, OutboxRelay, extraction_key, extraction_message
 
-SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,199}$"
-
 
 class CloseSessionRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    subject_id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@\-]*$")
+    subject_id: SubjectId
     ticket_id: str | None = Field(default=None, max_length=200)
     channel: str | None = Field(default=None, max_length=50)
     occurred_at: datetime
@@ -61,13 +59,10 @@ class SessionService:
         transaction, then send the message (202 `queued` even when that send fails: the message
         stays in the outbox and the relay sweep sends it)."""
         require_mutation(principal, Role.AGENT, action="close sessions")
-        if not re.fullmatch(SESSION_ID_PATTERN, session_id):
-            # Every memory extracted from the session carries its id (at most 200 characters): an id
-            # that cannot be stored there is refused here, not discovered by the worker.
-            raise InvalidRequest(
-                "session_id must be 1-200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
-                field="session_id",
-            )
+        if not valid_id(session_id):
+            # Every memory extracted from the session carries its id: an id that cannot be stored
+            # there is refused here, not discovered by the worker.
+            raise InvalidRequest(f"session_id must be {ID_RULE}", field="session_id")
         if self.outbox.queue is None or self.objects is None:
             raise Unavailable("the extraction queue is not configured")
         masked_turns = [
