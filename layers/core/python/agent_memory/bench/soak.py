@@ -23,6 +23,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import tempfile
@@ -420,6 +421,7 @@ class SoakService:
         set_container(None)
         self.aws.stop()
         self.pg.cleanup()
+        shutil.rmtree(self.root, ignore_errors=True)  # the data folder and its signing secret
 
 
 # --------------------------------------------------------------------------- the invariant checker
