@@ -230,13 +230,17 @@ class WriteResult(BaseModel):
     superseded: list[str] = Field(default_factory=list)
     replayed: bool = False
     refused: str | None = None  # a batch write's malformed candidate: the field it was refused for
+    # Ids of records in this result above the caller's clearance: never shown to it (the clearance
+    # rule of reads; a duplicate of a restricted record must not hand back its value and source).
+    withheld: list[str] = Field(default_factory=list, exclude=True)
 
     def public_view(self) -> dict[str, Any]:
+        shown = self.memory if self.memory is not None and self.memory.id not in self.withheld else None
         return {
             "decision": self.decision.value,
             "reasons": self.reasons,
-            "memory": self.memory.public_view() if self.memory else None,
-            "superseded": self.superseded,
+            "memory": shown.public_view() if shown else None,
+            "superseded": [i for i in self.superseded if i not in self.withheld],
         }
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agent_memory.domain.enums import Authority, Role
+from agent_memory.domain.enums import Authority, Role, Sensitivity
 from agent_memory.domain.errors import Forbidden, UnauthorizedMutation
-from agent_memory.domain.records import Principal
+from agent_memory.domain.records import MemoryRecord, Principal
 
 # Which source kinds each writing role may assert.
 ASSERTABLE_SOURCES: dict[Role, frozenset[Authority]] = {
@@ -50,3 +50,13 @@ def require_source_assertion(principal: Principal, kind: Authority) -> None:
     if kind not in allowed:
         names = ",".join(sorted(r.value for r in principal.roles)) or "none"
         raise UnauthorizedMutation(f"role {names} may not assert source kind {kind.value}")
+
+
+def cleared_for(principal: Principal, sensitivity: Sensitivity) -> bool:
+    """The one clearance rule: a caller sees a record only up to its clearance. Every response that
+    carries a record, or a reference to one, applies it; above clearance looks like absent."""
+    return sensitivity.rank <= principal.clearance.rank
+
+
+def visible(principal: Principal, record: MemoryRecord | None) -> MemoryRecord | None:
+    return record if record is not None and cleared_for(principal, record.sensitivity) else None

@@ -23,7 +23,7 @@ from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore, NewEvent
-from agent_memory.services.authorization import require_mutation
+from agent_memory.services.authorization import require_mutation, visible
 from agent_memory.services.policies import PolicyRegistry
 
 CANDIDATE_MAX_AGE_DAYS = 90
@@ -301,6 +301,8 @@ class LifecycleService:
     ) -> dict[str, Any]:
         require_mutation(principal, Role.PRIVACY_OFFICER, action="set legal holds")
         with self.store.tenant(principal.tenant_id) as s:
+            if visible(principal, s.get_record(memory_id, for_update=True)) is None:
+                raise NotFound(f"memory {memory_id} not found")  # above clearance looks like absent
             row = s.set_record_hold(memory_id, hold)
             if row is None:
                 raise NotFound(f"memory {memory_id} not found")

@@ -14,7 +14,7 @@ from agent_memory.domain.enums import Role, Status
 from agent_memory.domain.errors import InvalidRequest, NotFound
 from agent_memory.domain.records import AuditEvent, MemoryRecord, Principal
 from agent_memory.ports.store import MemoryStore
-from agent_memory.services.authorization import require_read
+from agent_memory.services.authorization import require_read, visible
 
 MAX_PAGE = 200
 
@@ -48,11 +48,11 @@ class ReadService:
     def get_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         require_read(principal, Role.AGENT, Role.REVIEWER)
         with self.store.tenant(principal.tenant_id) as s:
-            record = s.get_record(memory_id)
-            if record is None or record.sensitivity.rank > principal.clearance.rank:
-                # Above clearance looks the same as absent: no existence oracle.
+            record = visible(principal, s.get_record(memory_id))
+            if record is None:  # above clearance looks the same as absent: no existence oracle
                 raise NotFound(f"memory {memory_id} not found")
             history = s.slot_history(record.subject_id, record.slot) if record.slot else [record]
+        history = [h for h in history if visible(principal, h) is not None]
         view = record.public_view()
         view["history"] = [_history_entry(h) for h in history]
         return view
@@ -85,10 +85,12 @@ class ReadService:
     def review_queue(self, principal: Principal, *, cursor: str | None, limit: int) -> Page:
         require_read(principal, Role.REVIEWER)
         with self.store.tenant(principal.tenant_id) as s:
-            rows = s.review_queue(limit=limit + 1, before=decode_cursor(cursor))
+            rows = s.review_queue(
+                limit=limit + 1, before=decode_cursor(cursor), max_sensitivity_rank=principal.clearance.rank
+            )
             items = []
             for r in rows[:limit]:
-                active = s.active_for_slot(r.subject_id, r.slot) if r.slot else None
+                active = visible(principal, s.active_for_slot(r.subject_id, r.slot) if r.slot else None)
                 items.append({"memory": r.public_view(), "active": active.public_view() if active else None})
         nxt = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
         return Page(items, nxt)
@@ -113,7 +115,10 @@ class ReadService:
             events = s.audit_events(
                 subject_id=subject_id, memory_id=memory_id, since=since, after_seq=after, limit=limit + 1
             )
-        items = [e.model_dump(mode="json") for e in events[:limit]]
+            above = s.records_above_clearance(
+                {e.memory_id for e in events[:limit] if e.memory_id}, principal.clearance.rank
+            )
+        items = [_audit_view(e, e.memory_id in above) for e in events[:limit]]
         return Page(items, str(events[limit - 1].seq) if len(events) > limit else None)
 
     def verify_audit(self, tenant_id: str, *, batch: int = 5000) -> ChainReport:
@@ -132,6 +137,17 @@ class ReadService:
                 after = page[-1].seq
 
         return verify_chain(tenant_id, all_events())
+
+
+def _audit_view(event: AuditEvent, above_clearance: bool) -> dict[str, Any]:
+    """An event about a record above the auditor's clearance keeps its place in the chain (seq,
+    hashes, type, actor, time) but not its record id or payload: the content hash, slot and
+    references stay out, as the record itself would. Such an event's hash cannot be recomputed by the reader; its links
+    (prev_hash to the previous hash) still can."""
+    view = event.model_dump(mode="json")
+    if above_clearance:
+        view.update(payload={}, memory_id=None, redacted="above_clearance")
+    return view
 
 
 def _history_entry(r: MemoryRecord) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from agent_memory.domain.enums import (
 from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound
 from agent_memory.domain.records import MemoryRecord, Principal, Source, new_id, utcnow
 from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
-from agent_memory.services.authorization import require_mutation
+from agent_memory.services.authorization import require_mutation, visible
 
 
 @dataclass(frozen=True)
@@ -42,18 +42,21 @@ class ReviewService:
         require_mutation(principal, Role.REVIEWER, action="approve memories")
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
-            record = self._reviewable(s, memory_id)
+            record = self._reviewable(s, principal, memory_id)
             if record.category == FactCategory.CONTRACT_COMMERCIAL.value and not evidence_ref:
                 raise InvalidRequest(
                     "approving a commercial term needs an evidence reference", field="evidence_ref"
                 )
             superseded: list[str] = []
+            hidden: set[str] = set()
             version = 1
             supersedes_id = None
             if record.slot:
                 s.lock_slot(record.subject_id, record.slot)
                 active = s.active_for_slot(record.subject_id, record.slot)
                 if active is not None:
+                    if visible(principal, active) is None:
+                        hidden.add(active.id)
                     s.supersede(active.id, record.id, now)
                     superseded.append(active.id)
                     version, supersedes_id = active.version + 1, active.id
@@ -96,12 +99,12 @@ class ReviewService:
                 for old in superseded
             ]
             s.append_events(events)
-        return ReviewResult(approved, superseded)
+        return ReviewResult(approved, [a for a in superseded if a not in hidden])
 
     def reject(self, principal: Principal, memory_id: str, *, note: str | None) -> ReviewResult:
         require_mutation(principal, Role.REVIEWER, action="reject memories")
         with self.store.tenant(principal.tenant_id) as s:
-            record = self._reviewable(s, memory_id)
+            record = self._reviewable(s, principal, memory_id)
             rejected = s.update_status(
                 record.id, Status.REJECTED.value, reasons=[*record.reasons, "rejected_by_reviewer"]
             )
@@ -124,7 +127,7 @@ class ReviewService:
         require_mutation(principal, Role.REVIEWER, action="reinstate memories")
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
-            old = s.get_record(memory_id, for_update=True)
+            old = visible(principal, s.get_record(memory_id, for_update=True))
             if old is None:
                 raise NotFound(f"memory {memory_id} not found")
             if old.status != Status.SUPERSEDED or not old.slot:
@@ -155,9 +158,12 @@ class ReviewService:
                 }
             )
             superseded = []
+            shown = []
             if active is not None:
                 s.supersede(active.id, new.id, now)
                 superseded.append(active.id)
+                if visible(principal, active) is not None:
+                    shown.append(active.id)
             s.insert_record(new, None)
             s.append_events(
                 [
@@ -182,12 +188,12 @@ class ReviewService:
                     ],
                 ]
             )
-        return ReviewResult(new, superseded)
+        return ReviewResult(new, shown)
 
     @staticmethod
-    def _reviewable(s: TenantSession, memory_id: str) -> MemoryRecord:
-        record = s.get_record(memory_id, for_update=True)
-        if record is None:
+    def _reviewable(s: TenantSession, principal: Principal, memory_id: str) -> MemoryRecord:
+        record = visible(principal, s.get_record(memory_id, for_update=True))
+        if record is None:  # above the reviewer's clearance looks the same as absent
             raise NotFound(f"memory {memory_id} not found")
         if record.status not in REVIEWABLE_STATUSES:
             raise Conflict(f"memory {memory_id} is {record.status}, not awaiting review")

@@ -36,7 +36,7 @@ from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import IdempotentReply, MemoryStore, NewEvent, RetryableConflict, TenantSession
-from agent_memory.services.authorization import require_mutation, require_source_assertion
+from agent_memory.services.authorization import cleared_for, require_mutation, require_source_assertion
 from agent_memory.services.policies import PolicyRegistry
 
 MAX_VALUE_BYTES = 16_384
@@ -204,7 +204,14 @@ class WriteGateway:
                     raise Conflict(
                         "idempotency_key was already used for a different request", field="idempotency_key"
                     )
-                return WriteResult.model_validate({**_reply_to_result(prior.response), "replayed": True})
+                replay = WriteResult.model_validate({**_reply_to_result(prior.response), "replayed": True})
+                if (
+                    replay.decision is Decision.DUPLICATE
+                    and replay.memory is not None
+                    and not cleared_for(principal, replay.memory.sensitivity)
+                ):
+                    replay.withheld = [replay.memory.id]
+                return replay
 
         # Shared subject lock: an erasure's purge takes it exclusively, so no write slips past it.
         session.lock_subject(clean.subject_id)
@@ -316,6 +323,11 @@ class WriteGateway:
         )
         session.append_events(events)
 
+        # The caller sees the record it wrote (its own words, masked), but not another record this
+        # write met above its clearance: the one it duplicates, or the one it supersedes.
+        withheld = [
+            r.id for r in (duplicate, supersedes) if r is not None and not cleared_for(principal, r.sensitivity)
+        ]
         result = WriteResult(decision=decision, reasons=reasons, memory=record, superseded=superseded)
         if key:
             session.save_idempotent_reply(
@@ -324,6 +336,7 @@ class WriteGateway:
                 record.id if record else None,
                 clean.subject_id,
             )
+        result.withheld = withheld
         logger.info(
             "memory write decided",
             extra={

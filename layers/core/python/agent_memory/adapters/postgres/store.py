@@ -275,14 +275,18 @@ class PostgresTenantSession(LifecycleQueries):
         ).fetchall()
         return [row_to_record(r) for r in rows]
 
-    def review_queue(self, *, limit: int, before: tuple[datetime, str] | None) -> list[MemoryRecord]:
+    def review_queue(
+        self, *, limit: int, before: tuple[datetime, str] | None, max_sensitivity_rank: int
+    ) -> list[MemoryRecord]:
         rows = self.conn.execute(
             f"""SELECT {RECORD_COLUMNS} FROM memory_records
                  WHERE tenant_id = %(t)s AND status IN ('pending_approval', 'contested')
+                   AND sensitivity_rank <= %(rank)s
                    AND (%(bc)s::timestamptz IS NULL OR (created_at, id) < (%(bc)s, %(bi)s))
                  ORDER BY created_at DESC, id DESC LIMIT %(lim)s""",
             {
                 "t": self.tenant_id,
+                "rank": max_sensitivity_rank,
                 "bc": before[0] if before else None,
                 "bi": before[1] if before else None,
                 "lim": limit,
@@ -646,6 +650,16 @@ class PostgresTenantSession(LifecycleQueries):
             (seq, prev, self.tenant_id),
         )
         return out
+
+    def records_above_clearance(self, memory_ids: set[str], max_sensitivity_rank: int) -> set[str]:
+        if not memory_ids:
+            return set()
+        rows = self.conn.execute(
+            """SELECT id FROM memory_records
+                 WHERE tenant_id = %s AND id = ANY(%s) AND sensitivity_rank > %s""",
+            (self.tenant_id, list(memory_ids), max_sensitivity_rank),
+        ).fetchall()
+        return {r["id"] for r in rows}
 
     def audit_events(
         self,
