@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.api.http import create_app, current_principal, json_response
 from agent_memory.bootstrap import get_container
+from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.services.erasure import ErasureRequest
 
@@ -18,7 +19,7 @@ class LegalHold(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     hold: bool
-    reason: str = Field(min_length=1, max_length=500)
+    reason: MaskedText = Field(min_length=1, max_length=500)
 
 
 @app.post("/v1/subjects/<subject_id>/erasure", summary="Erase a subject from every layer (GDPR Art. 17)")

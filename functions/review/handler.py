@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.api.http import create_app, current_principal
 from agent_memory.bootstrap import get_container
+from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger, metrics, tracer
 
 app = create_app()
@@ -16,8 +17,8 @@ app = create_app()
 class ReviewDecision(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    note: str | None = Field(default=None, max_length=2000)
-    evidence_ref: str | None = Field(default=None, min_length=1, max_length=300)
+    note: MaskedText | None = Field(default=None, max_length=2000)
+    evidence_ref: MaskedText | None = Field(default=None, min_length=1, max_length=300)
 
 
 @app.get("/v1/review", summary="Pending approvals and contested records, each with the active record")

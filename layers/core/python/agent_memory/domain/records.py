@@ -21,6 +21,7 @@ from agent_memory.domain.enums import (
     Status,
 )
 from agent_memory.domain.ids import ID_MAX_LENGTH, SubjectId
+from agent_memory.domain.sanitize import MaskedText
 
 
 def utcnow() -> datetime:
@@ -46,8 +47,8 @@ class Source(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Authority
-    system: str | None = Field(default=None, max_length=200)
-    reference: str | None = Field(default=None, max_length=500)
+    system: MaskedText | None = Field(default=None, max_length=200)
+    reference: MaskedText | None = Field(default=None, max_length=500)
     span: SourceSpan | None = None
 
 
@@ -176,12 +177,12 @@ class MemoryWrite(BaseModel):
     value: dict[str, Any] = Field(default_factory=dict)
     source: Source
     scope: Scope = Scope.SUBJECT
-    ticket_id: str | None = Field(default=None, max_length=200)
+    ticket_id: MaskedText | None = Field(default=None, max_length=200)
     session_id: str | None = Field(default=None, max_length=ID_MAX_LENGTH)
     effective_at: datetime | None = None
     expires_at: datetime | None = None
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
-    confidence_basis: str | None = Field(default=None, max_length=500)
+    confidence_basis: MaskedText | None = Field(default=None, max_length=500)
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     sensitivity: Sensitivity | None = None
     idempotency_key: str | None = Field(default=None, max_length=300)

@@ -24,7 +24,9 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 # Separators people put between the digit groups of a card: whitespace, dots, underscores and
 # every dash (hyphen, non-breaking hyphen, figure, en and em dash, minus sign). Up to three in a
@@ -497,3 +499,8 @@ def unstorable_value(value: Any, path: str = "") -> tuple[str, str] | None:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# A short free-text field of a request (a reference, a ticket id, a reason) as it is stored and
+# audited: identifiers masked when the request is read, before any service sees it.
+MaskedText = Annotated[str, AfterValidator(mask_free_text)]

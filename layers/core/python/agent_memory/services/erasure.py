@@ -19,6 +19,7 @@ from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.erasure_steps import ERASURE_DEADLINE_HOURS, ERASURE_STEPS, ErasureStep, step_names
 from agent_memory.domain.errors import NotFound
 from agent_memory.domain.records import Principal, new_id, utcnow
+from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger
 from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore, NewEvent
@@ -31,8 +32,8 @@ VERIFIED_LAYERS = ("records", "embeddings", "fulltext", "derived", "cache", "obj
 class ErasureRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    reason: str = Field(min_length=1, max_length=100)
-    request_reference: str | None = Field(default=None, max_length=200)
+    reason: MaskedText = Field(min_length=1, max_length=100)
+    request_reference: MaskedText | None = Field(default=None, max_length=200)
 
 
 class ErasureNotClean(Exception):

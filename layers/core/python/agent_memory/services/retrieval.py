@@ -30,6 +30,7 @@ from agent_memory.domain.ranking import (
     topical_query,
 )
 from agent_memory.domain.records import MemoryRecord, Principal, RetrievedMemory, utcnow
+from agent_memory.domain.sanitize import MaskedText
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
@@ -56,7 +57,7 @@ class RetrieveRequest(BaseModel):
 
     subject_id: SubjectId
     query: str = Field(default="", max_length=200_000)
-    ticket_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
+    ticket_id: MaskedText | None = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
     types: list[MemoryType] | None = Field(default=None, max_length=7)

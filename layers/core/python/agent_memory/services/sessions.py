@@ -22,7 +22,7 @@ from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, MAX_TURNS, Turn
 from agent_memory.domain.hashing import request_fingerprint
 from agent_memory.domain.ids import ID_RULE, SubjectId, valid_id
 from agent_memory.domain.records import Principal
-from agent_memory.domain.sanitize import mask_identifiers
+from agent_memory.domain.sanitize import MaskedText, mask_identifiers
 from agent_memory.observability import logger
 from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore
@@ -34,8 +34,8 @@ class CloseSessionRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     subject_id: SubjectId
-    ticket_id: str | None = Field(default=None, max_length=200)
-    channel: str | None = Field(default=None, max_length=50)
+    ticket_id: MaskedText | None = Field(default=None, max_length=200)
+    channel: MaskedText | None = Field(default=None, max_length=50)
     occurred_at: datetime
     turns: list[Turn] = Field(min_length=1, max_length=MAX_TURNS)
 
