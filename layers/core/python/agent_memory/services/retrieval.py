@@ -57,7 +57,9 @@ class RetrieveRequest(BaseModel):
 
     subject_id: SubjectId
     query: str = Field(default="", max_length=200_000)
-    ticket_id: MaskedText | None = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
+    ticket_id: MaskedText | None = Field(
+        default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$"
+    )
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
     types: list[MemoryType] | None = Field(default=None, max_length=7)

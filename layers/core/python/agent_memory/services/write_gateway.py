@@ -326,7 +326,9 @@ class WriteGateway:
         # The caller sees the record it wrote (its own words, masked), but not another record this
         # write met above its clearance: the one it duplicates, or the one it supersedes.
         withheld = [
-            r.id for r in (duplicate, supersedes) if r is not None and not cleared_for(principal, r.sensitivity)
+            r.id
+            for r in (duplicate, supersedes)
+            if r is not None and not cleared_for(principal, r.sensitivity)
         ]
         result = WriteResult(decision=decision, reasons=reasons, memory=record, superseded=superseded)
         if key:
