@@ -20,7 +20,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
-from agent_memory.domain.erasure_steps import ERASURE_DEADLINE_HOURS, ERASURE_STEPS, ErasureStep
+from agent_memory.domain.erasure_steps import ERASURE_DEADLINE_HOURS, ERASURE_STEPS, OUTAGE_ERROR, ErasureStep
 from constructs import Construct
 from infra.config import DeploymentConfig
 
@@ -171,6 +171,13 @@ class ErasureWorkflow(Construct):
     def _task(self, step: ErasureStep, record_failure: sfn.IChainable) -> tasks.LambdaInvoke:
         task = self._invoke(
             step.name, {"step": step.name}, result_path=f"$.steps.{step.name}", comment=step.description
+        )
+        # Step Functions takes the first retrier whose errors match: the outage one comes first.
+        task.add_retry(
+            errors=[OUTAGE_ERROR],
+            max_attempts=step.outage_retry.max_attempts - 1,
+            interval=Duration.seconds(step.outage_retry.interval_seconds),
+            backoff_rate=step.outage_retry.backoff_rate,
         )
         task.add_retry(
             errors=[sfn.Errors.ALL],

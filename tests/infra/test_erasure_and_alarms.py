@@ -43,8 +43,14 @@ def test_each_step_invokes_erasure_step_with_the_identifiers(synthesized: Any) -
 def test_each_step_retries_with_its_policy_then_records_the_failure(synthesized: Any) -> None:
     states = state_machine_definition(synthesized.raw)["States"]
     for step in ERASURE_STEPS:
-        (retry,) = states[step.name]["Retry"]
+        outage, retry = states[step.name]["Retry"]
         # RetryPolicy counts attempts (like the local runner); Step Functions counts retries.
+        assert outage == {
+            "ErrorEquals": ["Unavailable"],
+            "MaxAttempts": step.outage_retry.max_attempts - 1,
+            "IntervalSeconds": step.outage_retry.interval_seconds,
+            "BackoffRate": step.outage_retry.backoff_rate,
+        }
         assert retry == {
             "ErrorEquals": ["States.ALL"],
             "MaxAttempts": step.retry.max_attempts - 1,

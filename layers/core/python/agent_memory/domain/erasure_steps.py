@@ -17,11 +17,19 @@ class RetryPolicy:
     backoff_rate: float
 
 
+# A database or dependency outage (the step raised `Unavailable`) is waited out far longer than a
+# step's own error before the erasure is called failed: about 30 minutes in all, well inside the
+# 24-hour deadline. The error name is what Step Functions matches (the Lambda's errorType).
+OUTAGE_ERROR = "Unavailable"
+OUTAGE_RETRY = RetryPolicy(max_attempts=8, interval_seconds=15, backoff_rate=2.0)
+
+
 @dataclass(frozen=True)
 class ErasureStep:
     name: str
     description: str
     retry: RetryPolicy
+    outage_retry: RetryPolicy = OUTAGE_RETRY
 
 
 STEP_RETRY = RetryPolicy(max_attempts=3, interval_seconds=2, backoff_rate=2.0)

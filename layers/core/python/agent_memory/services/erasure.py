@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.erasure_steps import ERASURE_DEADLINE_HOURS, ERASURE_STEPS, ErasureStep, step_names
-from agent_memory.domain.errors import NotFound
+from agent_memory.domain.errors import NotFound, Unavailable
 from agent_memory.domain.records import Principal, new_id, utcnow
 from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger
@@ -328,22 +328,26 @@ class LocalErasureRunner:
         return "verified"
 
     def _run_with_retries(self, tenant: str, erasure_id: str, step: ErasureStep) -> str | None:
-        delay = float(step.retry.interval_seconds)
-        last = "unknown"
-        for attempt in range(1, step.retry.max_attempts + 1):
+        """As Step Functions does: an outage (`Unavailable`) counts against the step's outage
+        policy, any other error against its own policy; the first policy exhausted fails it."""
+        policies = {"error": step.retry, "outage": step.outage_retry}
+        attempts = {"error": 0, "outage": 0}
+        delays = {k: float(p.interval_seconds) for k, p in policies.items()}
+        while True:
             try:
                 self.service.run_step(tenant, erasure_id, step.name)
                 return None
             except Exception as exc:  # every failure is retried per policy, then reported
-                last = f"{type(exc).__name__}: {exc}"[:300]
+                kind = "outage" if isinstance(exc, Unavailable) else "error"
+                attempts[kind] += 1
                 logger.warning(
                     "erasure step failed",
-                    extra={"step": step.name, "attempt": attempt, "error": type(exc).__name__},
+                    extra={"step": step.name, "attempt": attempts[kind], "error": type(exc).__name__},
                 )
-                if attempt < step.retry.max_attempts:
-                    self.sleep(delay * self.time_scale)
-                    delay *= step.retry.backoff_rate
-        return last
+                if attempts[kind] >= policies[kind].max_attempts:
+                    return f"{type(exc).__name__}: {exc}"[:300]
+                self.sleep(delays[kind] * self.time_scale)
+                delays[kind] *= policies[kind].backoff_rate
 
     def start_in_background(self, job: dict[str, str]) -> threading.Thread:
         thread = threading.Thread(
