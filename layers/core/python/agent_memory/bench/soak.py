@@ -298,6 +298,7 @@ class SoakService:
             region="us-east-1",
             max_receive_count=self.max_receive_count,
             visibility_timeout_s=visibility_timeout_s,
+            name_suffix=f"-soak-{os.getpid()}-{id(self):x}",
         )
         settings = Settings(
             database_url=self.owner_url,

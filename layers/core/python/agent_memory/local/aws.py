@@ -27,7 +27,10 @@ class LocalAws:
         self.server.stop()
 
 
-def start_local_aws(*, region: str, max_receive_count: int, visibility_timeout_s: int = 2) -> LocalAws:
+def start_local_aws(
+    *, region: str, max_receive_count: int, visibility_timeout_s: int = 2, name_suffix: str = ""
+) -> LocalAws:
+    """`name_suffix` keeps two stand-ins in one process apart: moto's servers share one backend."""
     from moto.server import ThreadedMotoServer
 
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "local")
@@ -42,12 +45,12 @@ def start_local_aws(*, region: str, max_receive_count: int, visibility_timeout_s
     host, port = wsgi.server_address[:2]
     endpoint = f"http://{host!s}:{port}"
     sqs = client("sqs", endpoint, region)
-    dlq_url = sqs.create_queue(QueueName=DLQ_NAME)["QueueUrl"]
+    dlq_url = sqs.create_queue(QueueName=DLQ_NAME + name_suffix)["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
     queue_url = sqs.create_queue(
-        QueueName=QUEUE_NAME,
+        QueueName=QUEUE_NAME + name_suffix,
         Attributes={
             "VisibilityTimeout": str(visibility_timeout_s),
             "RedrivePolicy": json.dumps(
@@ -55,5 +58,6 @@ def start_local_aws(*, region: str, max_receive_count: int, visibility_timeout_s
             ),
         },
     )["QueueUrl"]
-    client("s3", endpoint, region).create_bucket(Bucket=BUCKET)
-    return LocalAws(server, endpoint, queue_url, dlq_url, BUCKET)
+    bucket = BUCKET + name_suffix
+    client("s3", endpoint, region).create_bucket(Bucket=bucket)
+    return LocalAws(server, endpoint, queue_url, dlq_url, bucket)
