@@ -6,9 +6,9 @@ A tenant picks a preset (`crm`, `support`, `wealth`) and may override fields.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, StringConstraints
 
 from agent_memory.domain.enums import FactCategory, MemoryType, Sensitivity
 
@@ -20,6 +20,10 @@ DEFAULT_SOR_SLOT_FIELDS: dict[str, str] = {
     "contract.sla": "sla",
 }
 
+TicketStatus = Annotated[
+    str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=64)
+]
+
 
 class PolicyProfile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -29,7 +33,10 @@ class PolicyProfile(BaseModel):
     ttl_days: dict[MemoryType, PositiveInt | None]
     # Hard upper bounds no caller-supplied expiry may exceed.
     max_ttl_days: dict[MemoryType, PositiveInt] = Field(default_factory=lambda: {MemoryType.SENTIMENT: 180})
-    revalidate_after_days: dict[MemoryType, int] = Field(
+    # Days after the later of effective_at and last_validated_at when a record is flagged
+    # `needs_revalidation` (admission, the nightly run) until someone confirms it; a type without
+    # an entry is never flagged by age.
+    revalidate_after_days: dict[MemoryType, Annotated[int, Field(ge=1, le=3650)]] = Field(
         default_factory=lambda: {MemoryType.FACT: 180, MemoryType.PREFERENCE: 365}
     )
     commitment_closed_retention_days: int = Field(default=30, ge=0, le=3650)
@@ -46,6 +53,18 @@ class PolicyProfile(BaseModel):
     retrieval_max_tokens: int = Field(default=2048, ge=64, le=200_000)
     envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
     legal_hold_exempts_erasure: bool = False
+    # Working memory (one open session's short-lived values): the TTL a value gets when the caller
+    # names none, the longest a caller may ask for, and how much one session may hold at once.
+    working_ttl_seconds: int = Field(default=300, ge=1, le=86_400)
+    working_max_ttl_seconds: int = Field(default=3600, ge=1, le=86_400)
+    working_max_items: int = Field(default=100, ge=1, le=10_000)
+    working_max_bytes: int = Field(default=65_536, ge=1_024, le=262_144)
+    # Ticket-scoped memory: kept this many days after its ticket resolves (the system of record's
+    # ticket status is one of `ticket_resolved_statuses`, compared case-insensitively).
+    ticket_memory_retention_days: int = Field(default=30, ge=0, le=3650)
+    ticket_resolved_statuses: frozenset[TicketStatus] = Field(
+        default=frozenset({"resolved", "closed"}), min_length=1, max_length=20
+    )
 
     def ttl_for(self, memory_type: MemoryType) -> int | None:
         return self.ttl_days.get(memory_type)
@@ -88,8 +107,9 @@ PROFILES: dict[str, PolicyProfile] = {
     "wealth": PolicyProfile(
         name="wealth",
         ttl_days=dict(_COMMON_TTL),
+        # Seed 003's 2,048-token cap is the envelope, not only the default: a caller cannot raise it.
         retrieval_max_tokens=2048,
-        envelope_tokens=8192,
+        envelope_tokens=2048,
         category_sensitivity={
             FactCategory.CONTRACT_COMMERCIAL.value: Sensitivity.CONFIDENTIAL,
             FactCategory.ACCOUNT_PROFILE.value: Sensitivity.CONFIDENTIAL,
@@ -99,6 +119,7 @@ PROFILES: dict[str, PolicyProfile] = {
         name="benchmark",
         ttl_days=dict.fromkeys(MemoryType, None),
         max_ttl_days={},
+        revalidate_after_days={},  # years-old benchmark data is not "due" for anything
         retrieval_max_tokens=100_000,
         envelope_tokens=100_000,
         near_duplicate_similarity=1.01,  # benchmark turns are kept verbatim
@@ -131,8 +152,16 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
                 "commercial terms from conversation always wait for a reviewer (INV-MEM-01)",
             )
         )
+    if p.envelope_tokens > preset.envelope_tokens:
+        out.append(
+            ("envelope_tokens", f"the {preset.name} envelope is at most {preset.envelope_tokens} tokens")
+        )
     if p.retrieval_max_tokens > p.envelope_tokens:
         out.append(("retrieval_max_tokens", f"exceeds the envelope of {p.envelope_tokens} tokens"))
+    if p.working_ttl_seconds > p.working_max_ttl_seconds:
+        out.append(
+            ("working_ttl_seconds", f"exceeds working_max_ttl_seconds ({p.working_max_ttl_seconds})")
+        )
     return out
 
 

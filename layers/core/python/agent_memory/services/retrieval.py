@@ -12,10 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from agent_memory.domain.context import ContextLine, assemble, escape_text, minimum_tokens
 from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
@@ -48,6 +48,7 @@ MAX_QUERY_CHARS = 8000
 # The ticket is asked while the account values are: threads, since both adapters block on I/O.
 _SOR_CALLS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="system-of-record")
 MAX_TOP_K = 50
+SlotName = Annotated[str, StringConstraints(max_length=128, pattern=r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")]
 CANDIDATES_PER_SIGNAL = 50
 VERIFIED_FACTS_CAP = 20
 
@@ -63,6 +64,11 @@ class RetrieveRequest(BaseModel):
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
     types: list[MemoryType] | None = Field(default=None, max_length=7)
+    slots: list[SlotName] | None = Field(
+        default=None,
+        max_length=20,
+        description="slots asked for by name: their memories are returned even below the relevance floor",
+    )
 
 
 class ResolutionSearchRequest(BaseModel):
@@ -435,7 +441,7 @@ class RetrievalBroker:
                 return "needs_revalidation"
             return None
 
-        chosen = _select(ranked, floor, top_k, VERIFIED_FACTS_CAP, stale)
+        chosen = _select(ranked, floor, top_k, VERIFIED_FACTS_CAP, stale, _named_slots(request))
         for reason, n in chosen.excluded.items():
             exclude(reason, n)
         if live.withheld:
@@ -546,18 +552,24 @@ class _Selection:
 def _select(
     ranked: list[Candidate],
     floor: float,
-    per_section: int,
+    top_k: int,
     verified_cap: int,
     stale: Callable[[Candidate], str | None],
+    named_slots: frozenset[str] = frozenset(),
 ) -> _Selection:
-    """Sections in rank order: verified facts (capped), then relevant / supporting / unverified, each
-    at most `per_section`; one version per slot (the store guarantees it; belt and braces)."""
+    """At most `top_k` memories across all sections: verified facts first (at most `verified_cap`),
+    then relevant / supporting / unverified in rank order. Every memory passes the relevance floor
+    unless its slot was asked for by name; one version per slot (the store guarantees it; belt and
+    braces). Live values and working memory are not memories here: they count in the token budget,
+    never in `top_k`."""
     excluded: dict[str, int] = {}
     seen_slots: set[str] = set()
     verified: list[Candidate] = []
-    relevant: list[Candidate] = []
-    supporting: list[Candidate] = []
-    unverified: list[Candidate] = []
+    others: list[Candidate] = []
+
+    def exclude(reason: str) -> None:
+        excluded[reason] = excluded.get(reason, 0) + 1
+
     for c in ranked:
         r = c.record
         reason = stale(c)
@@ -566,26 +578,41 @@ def _select(
                 reason = "duplicate_slot"
             else:
                 seen_slots.add(r.slot)
-        if reason is None and r.type is MemoryType.FACT and r.verified:
+        if reason is None and not (is_relevant(c, floor) or (r.slot is not None and r.slot in named_slots)):
+            reason = "below_threshold"
+        if reason is not None:
+            exclude(reason)
+        elif r.type is MemoryType.FACT and r.verified:
             if len(verified) < verified_cap:
                 verified.append(c)
-                continue
-            reason = "verified_cap"
-        if reason is None and not is_relevant(c, floor):
-            reason = "below_threshold"
-        if reason is None:
-            if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or r.type is MemoryType.SENTIMENT:
-                bucket = unverified
-            elif r.type in (MemoryType.EPISODE, MemoryType.OBSERVATION):
-                bucket = supporting
             else:
-                bucket = relevant
-            if len(bucket) < per_section:
-                bucket.append(c)
-                continue
-            reason = "top_k"
-        excluded[reason] = excluded.get(reason, 0) + 1
+                exclude("verified_cap")
+        else:
+            others.append(c)
+    for _ in verified[top_k:]:
+        exclude("top_k")
+    verified = verified[:top_k]
+    for _ in others[top_k - len(verified) :]:
+        exclude("top_k")
+    relevant: list[Candidate] = []
+    supporting: list[Candidate] = []
+    unverified: list[Candidate] = []
+    for c in others[: top_k - len(verified)]:
+        r = c.record
+        if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or r.type is MemoryType.SENTIMENT:
+            unverified.append(c)
+        elif r.type in (MemoryType.EPISODE, MemoryType.OBSERVATION):
+            supporting.append(c)
+        else:
+            relevant.append(c)
     return _Selection((verified, relevant, supporting, unverified), excluded)
+
+
+def _named_slots(request: RetrieveRequest) -> frozenset[str]:
+    """Slots the request asks for by name: listed in `slots`, or written out in the query."""
+    named = set(request.slots or ())
+    named.update(re.findall(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+", request.query.casefold()))
+    return frozenset(named)
 
 
 def _decisions(result: dict[str, Any]) -> tuple[dict[str, str], dict[str, str], datetime | None]:
