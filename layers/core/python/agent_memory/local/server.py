@@ -79,6 +79,19 @@ class LocalApi:
                 )
             return _error(404, "not_found", f"no route {method} {path}")
         spec, route, raw_params = matched
+        # Identity first, as API Gateway's authorizer answers before anything reads the request:
+        # a caller without a valid token learns nothing about what its body would have been.
+        authorizer = None
+        if route.auth:
+            auth_header = headers.get("authorization") or ""
+            if not auth_header:
+                return _error(401, "unauthenticated", "missing bearer token (Authorization: Bearer <token>)")
+            if not auth_header.lower().startswith("bearer "):
+                return _error(401, "unauthenticated", "Authorization must be 'Bearer <token>'")
+            try:
+                authorizer = authorizer_context(verify_token(self.jwt_secret, auth_header[7:].strip()))
+            except Unauthenticated as exc:
+                return _error(401, "unauthenticated", exc.message)
         # As API Gateway does: path parameters are percent-decoded exactly once (the id rule then
         # refuses what decodes to a '/', a NUL or anything else outside it).
         path_params: dict[str, str] = {}
@@ -97,15 +110,6 @@ class LocalApi:
             return _error(400, "invalid_request", "request body is not UTF-8", "body")
         if text is not None and "content-type" not in headers:
             headers = {**headers, "content-type": "application/json"}  # the API speaks JSON only
-        authorizer = None
-        auth_header = headers.get("authorization") or ""
-        if route.auth and auth_header:
-            if not auth_header.lower().startswith("bearer "):
-                return _error(401, "unauthenticated", "Authorization must be 'Bearer <token>'")
-            try:
-                authorizer = authorizer_context(verify_token(self.jwt_secret, auth_header[7:].strip()))
-            except Unauthenticated as exc:
-                return _error(401, "unauthenticated", exc.message)
         event = api_gateway_event(
             method=method,
             path=path,
