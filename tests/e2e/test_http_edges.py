@@ -242,3 +242,45 @@ def test_a_malformed_content_length_is_a_json_400(api):
             data += chunk
     head, _, payload = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400") and json.loads(payload)["error"]["code"] == "invalid_request"
+
+
+def _raw_exchange(api, request: bytes) -> tuple[bytes, bytes]:
+    with socket.create_connection(("127.0.0.1", _port(api)), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, payload = data.partition(b"\r\n\r\n")
+    return head, payload
+
+
+@pytest.mark.parametrize(
+    ("request_line", "expected"),
+    [
+        (b"FOO /v1/health HTTP/1.1", b"HTTP/1.1 405"),
+        (b"GET /v1/health HTTP/3.0", b"HTTP/1.1 400"),
+        (b"GET /v1/" + b"a" * 70_000 + b" HTTP/1.1", b"HTTP/1.1 414"),
+    ],
+)
+def test_http_servers_own_refusals_are_4xx_json_never_5xx(api, request_line, expected):
+    head, payload = _raw_exchange(api, request_line + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert head.startswith(expected), head[:80]
+    assert "error" in json.loads(payload)
+
+
+def test_a_chunked_body_is_refused_with_411_not_read_as_the_next_request(api, tokens):
+    body = json.dumps({"subject_id": "CHUNK-1", "query": "x"}).encode()
+    chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    head, payload = _raw_exchange(
+        api,
+        b"POST /v1/retrieve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Authorization: Bearer {tokens['agent']}\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+        + chunked,
+    )
+    assert head.startswith(b"HTTP/1.1 411") and json.loads(payload)["error"]["code"] == "invalid_request"
+
+
+@pytest.mark.parametrize("method", ["HEAD", "OPTIONS"])
+def test_head_and_options_are_405_not_501(api, method):
+    status, _, _ = raw_request(api, method, "/v1/health", None, {})
+    assert status == 405

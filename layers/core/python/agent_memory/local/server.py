@@ -153,6 +153,11 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
         server_version = "agent-memory-local"
 
         def _serve(self) -> None:
+            if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                # API Gateway buffers chunked bodies; this front does not: refuse clearly rather
+                # than read the chunks as the next request.
+                self.send_error(411, "a request body must be sent with Content-Length")
+                return
             try:
                 length = int(self.headers.get("Content-Length") or 0)
                 if length < 0:
@@ -194,11 +199,17 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
                     break
                 remaining -= len(chunk)
 
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
         def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
             """http.server's own refusals (a header line too long, too many headers, a request
-            line too long, a malformed request) answer with the API's JSON error body, not HTML."""
+            line too long, a malformed request) answer with the API's JSON error body, not HTML.
+            Its 5xx refusals are the client's doing (an unknown method, an HTTP version it does not
+            speak): 405 and 400, so a 5xx always means the service itself failed."""
+            if code >= 500:
+                code = 405 if code == 501 else 400
+            if self.request_version == "HTTP/0.9":  # the request line was refused before it was read
+                self.request_version = "HTTP/1.1"
             status, headers, body = _error(
                 code,
                 "payload_too_large" if code in (413, 414, 431) else "invalid_request",
