@@ -284,3 +284,27 @@ def test_a_chunked_body_is_refused_with_411_not_read_as_the_next_request(api, to
 def test_head_and_options_are_405_not_501(api, method):
     status, _, _ = raw_request(api, method, "/v1/health", None, {})
     assert status == 405
+
+
+def test_a_utf8_byte_order_mark_before_the_json_is_accepted(api, tokens):
+    body = "\ufeff" + json.dumps({"subject_id": "BOM-1", "query": "contact?"})
+    status, _, payload = raw_request(
+        api,
+        "POST",
+        "/v1/retrieve",
+        body.encode("utf-8"),
+        {"Content-Type": "application/json", "Authorization": f"Bearer {tokens['agent']}"},
+    )
+    assert status == 200, payload
+
+
+def test_a_utf16_body_is_a_400_naming_the_body(api, tokens):
+    body = json.dumps({"subject_id": "U16-1", "query": "contact?"}).encode("utf-16")
+    status, _, payload = raw_request(
+        api,
+        "POST",
+        "/v1/retrieve",
+        body,
+        {"Content-Type": "application/json", "Authorization": f"Bearer {tokens['agent']}"},
+    )
+    assert status == 400 and json.loads(payload)["error"]["field"] == "body"

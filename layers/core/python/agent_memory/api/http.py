@@ -157,8 +157,11 @@ def refusal_before_routing(event: dict[str, Any]) -> Response | None:
 
 def _json_labelled_plainly(event: dict[str, Any]) -> dict[str, Any]:
     """A JSON media type spelled any accepted way becomes `application/json` for the validator,
-    which matches the exact lower-case prefix only."""
+    which matches the exact lower-case prefix only; a leading byte order mark is dropped."""
     changed = dict(event)
+    body = event.get("body")
+    if isinstance(body, str) and body.startswith("\ufeff") and not event.get("isBase64Encoded"):
+        changed["body"] = body[1:]  # a UTF-8 byte order mark (Windows tools send one): RFC 8259 8.1
     for key in ("headers", "multiValueHeaders"):
         found = event.get(key)
         if not found:
