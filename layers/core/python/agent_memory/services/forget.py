@@ -1,0 +1,109 @@
+"""Forgetting one memory on request (seeds 002 and 004: customers view, correct and delete what is
+remembered about them; the deletion is auditable).
+
+In one transaction: the record's content, value, vector, sentence vectors, full-text entry and
+cached replies go; its row stays without content (status `deleted`), so its version chain keeps
+its place; a tombstone of its content hash and lineage keys refuses the same memory coming back
+from a write or a replayed session; and a `memory_deleted` event says who, when and why.
+
+A correction is not a deletion: the customer's new value is a new version of the slot, written
+through the gateway, which supersedes the old one (the old one stays in the history).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_memory.domain.enums import EventType, Role, Status
+from agent_memory.domain.errors import Conflict, NotFound
+from agent_memory.domain.records import Principal, utcnow
+from agent_memory.domain.sanitize import MaskedText
+from agent_memory.observability import logger
+from agent_memory.ports.store import MemoryStore, NewEvent
+from agent_memory.services.authorization import require_mutation, visible
+
+DELETED_REASON = "deleted_on_request"
+
+
+class ForgetRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: MaskedText = Field(
+        min_length=1, max_length=500, description="why (the customer's request, a ticket reference)"
+    )
+
+
+class ForgetReply(BaseModel):
+    id: str
+    status: Status = Field(description="`deleted`")
+
+
+class ForgetService:
+    def __init__(self, store: MemoryStore, clock: Callable[[], datetime] = utcnow) -> None:
+        self.store = store
+        self.clock = clock
+
+    def forget(self, principal: Principal, memory_id: str, request: ForgetRequest) -> ForgetReply:
+        """Delete one memory's content everywhere it is held, keep a content-free entry, tombstone
+        it. 404 above the caller's clearance (as if absent); 409 under a legal hold. Deleting a
+        deleted memory again answers the same and writes nothing."""
+        require_mutation(principal, Role.AGENT, Role.PRIVACY_OFFICER, action="delete memories")
+        with self.store.tenant(principal.tenant_id) as s:
+            found = visible(principal, s.get_record(memory_id))
+            if found is None:
+                raise NotFound(f"memory {memory_id} not found")
+            # Exclusive subject lock, as erasure takes: a write of the same content waits for this
+            # to commit, then meets the tombstone (writers take the shared lock before checking).
+            s.lock_subject_exclusive(found.subject_id)
+            record = visible(principal, s.get_record(memory_id, for_update=True))
+            if record is None:  # erased (or consolidated above clearance) meanwhile
+                raise NotFound(f"memory {memory_id} not found")
+            if record.status is Status.DELETED:
+                return ForgetReply(id=memory_id, status=Status.DELETED)
+            if record.legal_hold or s.subject_on_hold(record.subject_id):
+                raise Conflict(f"memory {memory_id} is under a legal hold and cannot be deleted")
+            folded = s.consolidated_into(memory_id)
+            ids = [memory_id, *folded]
+            hashes = [record.content_hash]
+            lineage = set(record.lineage_keys)
+            for other_id in folded:
+                other = s.get_record(other_id)
+                if other is not None:
+                    hashes.append(other.content_hash)
+                    lineage |= set(other.lineage_keys)
+            now = self.clock()
+            s.forget_records(ids, now)
+            s.tombstone_memory(
+                memory_id=memory_id,
+                subject_id=record.subject_id,
+                memory_type=record.type.value,
+                slot=record.slot,
+                content_hashes=hashes,
+                lineage_keys=sorted(lineage),
+            )
+            roles = sorted(r.value for r in principal.roles if r in (Role.AGENT, Role.PRIVACY_OFFICER))
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.DELETED.value,
+                        principal.sub,
+                        memory_id,
+                        record.subject_id,
+                        DELETED_REASON,
+                        {
+                            "reason": request.reason,
+                            "as": roles,
+                            "type": record.type.value,
+                            "slot": record.slot,
+                            "version": record.version,
+                            "status_before": record.status.value,
+                            "also_deleted": folded,  # duplicates consolidated into it
+                        },
+                    )
+                ]
+            )
+        logger.info("memory deleted on request", extra={"memory_id": memory_id, "also_deleted": len(folded)})
+        return ForgetReply(id=memory_id, status=Status.DELETED)
