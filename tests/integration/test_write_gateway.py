@@ -261,7 +261,7 @@ def test_property_random_candidates_never_leave_two_actives_nor_let_lower_author
                 subject,
                 content=f"Contact variant {variant}",
                 source={"kind": kind},
-                effective_at=T0 + timedelta(days=day),
+                effective_at=T0 - timedelta(days=day),
             ),
         )
         best_rank = max(best_rank, RANK[kind])

@@ -145,7 +145,7 @@ def test_given_equal_authority_and_older_date_when_resolving_then_the_active_rec
 
 def test_given_a_lower_authority_contradiction_when_resolving_then_contested_not_superseding():
     out = resolve_conflict(
-        fact("customer_claim", NOW + timedelta(days=30)), active(Authority.SYSTEM_OF_RECORD, NOW)
+        fact("customer_claim", NOW), active(Authority.SYSTEM_OF_RECORD, NOW - timedelta(days=30))
     )
     assert out.decision is Decision.CONTESTED and out.supersedes is None
 

@@ -14,16 +14,23 @@ from datetime import datetime, timedelta
 from agent_memory.domain.commitments import closed_at, retention_end
 from agent_memory.domain.enums import (
     SLOT_REQUIRED_TYPES,
+    VERIFIED_AUTHORITIES,
     Authority,
     Decision,
     FactCategory,
     Flag,
     MemoryType,
+    Scope,
     Sensitivity,
 )
 from agent_memory.domain.errors import InvalidRequest
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import MemoryRecord, MemoryWrite
+from agent_memory.domain.revalidation import revalidation_due
+
+# A date a little ahead of the service's clock is a caller's clock or time zone; further ahead, it
+# is a date the caller cannot know yet, and it would outrank every later write of its slot.
+MAX_FUTURE_EFFECTIVE = timedelta(days=1)
 
 APPEND_ONLY_TYPES = frozenset(
     {MemoryType.EPISODE, MemoryType.RESOLUTION, MemoryType.OBSERVATION, MemoryType.SENTIMENT}
@@ -48,6 +55,11 @@ class Classified:
     reasons: list[str] = field(default_factory=list)
     final: Decision | None = None
     needs_approval: bool = False
+    # Admission records what a source said and when it held; only a verified source (the system
+    # of record, a reviewer) confirms it as of now. A record already past its revalidation age
+    # (a backdated fact) is flagged from the start.
+    last_validated_at: datetime | None = None
+    needs_revalidation: bool = False
 
 
 def default_category(memory_type: MemoryType) -> str:
@@ -77,6 +89,9 @@ def classify(
         )
     if memory_type in APPEND_ONLY_TYPES and slot:
         raise InvalidRequest(f"{memory_type.value} is append-only and takes no slot", field="slot")
+    if write.scope is Scope.TICKET and not (write.ticket_id or "").strip():
+        # a ticket's memory is served for that ticket only and ends with it: it must name one
+        raise InvalidRequest("a memory with scope ticket needs its ticket_id", field="ticket_id")
 
     # Commercial terms stay facts whoever mentions them: they wait for a reviewer anyway.
     held_for_approval = category in policy.approval_required_categories
@@ -113,7 +128,12 @@ def classify(
             final = Decision.QUARANTINED
 
     effective_at = write.effective_at or now
-    expires_at = _expiry(memory_type, effective_at, write.expires_at, policy)
+    if effective_at > now + MAX_FUTURE_EFFECTIVE:
+        raise InvalidRequest(
+            "effective_at may lie at most one day after now (when the memory is admitted)",
+            field="effective_at",
+        )
+    expires_at = _expiry(memory_type, effective_at, write.expires_at, policy, now)
     closed = closed_at(write.value) if memory_type is MemoryType.COMMITMENT else None
     if closed is not None and not effective_at <= closed <= now:
         raise InvalidRequest(
@@ -129,6 +149,7 @@ def classify(
     needs_approval = (
         category in policy.approval_required_categories and authority.rank < Authority.HUMAN_VERIFIED.rank
     )
+    last_validated_at = now if authority in VERIFIED_AUTHORITIES else None
 
     return Classified(
         type=memory_type,
@@ -142,6 +163,8 @@ def classify(
         reasons=reasons,
         final=final,
         needs_approval=needs_approval,
+        last_validated_at=last_validated_at,
+        needs_revalidation=revalidation_due(memory_type, slot, effective_at, last_validated_at, policy, now),
     )
 
 
@@ -165,13 +188,21 @@ def _outcome_confirmed(write: MemoryWrite) -> bool:
 
 
 def _expiry(
-    memory_type: MemoryType, effective_at: datetime, requested: datetime | None, policy: PolicyProfile
+    memory_type: MemoryType,
+    effective_at: datetime,
+    requested: datetime | None,
+    policy: PolicyProfile,
+    now: datetime,
 ) -> datetime | None:
+    """The TTL runs from the effective date, but never from later than admission; a hard bound
+    (INV-MEM-02: sentiment, `expires_at <= now() + 180 days`) runs from admission whatever
+    `effective_at` or the caller's `expires_at` say."""
     ttl = policy.ttl_for(memory_type)
-    expires = requested or (effective_at + timedelta(days=ttl) if ttl is not None else None)
+    anchor = min(effective_at, now)
+    expires = requested or (anchor + timedelta(days=ttl) if ttl is not None else None)
     bound = policy.max_ttl_days.get(memory_type)
     if bound is not None:
-        hard = effective_at + timedelta(days=bound)
+        hard = now + timedelta(days=bound)
         expires = hard if expires is None else min(expires, hard)
     return expires
 
@@ -193,6 +224,12 @@ class ConflictOutcome:
     reasons: tuple[str, ...] = ()
     supersedes: MemoryRecord | None = None
     conflicts_with: MemoryRecord | None = None
+
+    @property
+    def contests(self) -> MemoryRecord | None:
+        """The active record a contested candidate contradicts: both carry the `contested` marker
+        until a reviewer decides (seed 002), and the active one stays served meanwhile."""
+        return self.conflicts_with if self.decision is Decision.CONTESTED else None
 
 
 def resolve_conflict(candidate: Classified, active: MemoryRecord | None) -> ConflictOutcome:
