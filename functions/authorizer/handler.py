@@ -7,7 +7,7 @@ from typing import Any
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agent_memory.api.identity import authorizer_context, verify_token
+from agent_memory.api.identity import TokenRefused, authorizer_context, refused_context, verify_token
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.observability import logger
 
@@ -22,11 +22,15 @@ def _secret() -> str:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     token = (event.get("authorizationToken") or "").removeprefix("Bearer ").strip()
     try:
-        claims = verify_token(_secret(), token)
+        ctx = authorizer_context(verify_token(_secret(), token))
+    except TokenRefused as exc:
+        # Signed by us, claims refused (expired, unknown role): the function answers 401 before
+        # routing and records the refusal in the tenant's audit chain; the context grants nothing.
+        logger.info("token refused", extra={"reason": exc.message})
+        ctx = refused_context(exc)
     except Unauthenticated as exc:
         logger.info("token refused", extra={"reason": exc.message})
         raise Exception("Unauthorized") from exc  # API Gateway's contract for a 401
-    ctx = authorizer_context(claims)
     return {
         "principalId": ctx["sub"],
         "policyDocument": {

@@ -15,11 +15,13 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.metrics import MetricUnit
 
 from agent_memory.api.identity import principal_from_authorizer
+from agent_memory.domain.enums import EventType
 from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge, Unauthenticated
 from agent_memory.domain.ids import ID_RULE, valid_id
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import unstorable_value
 from agent_memory.observability import logger, metrics
+from agent_memory.request_scope import current_caller, set_caller
 
 MAX_BODY_BYTES = 262_144
 # A handled 500 is a normal Lambda return: the platform's Errors metric never counts it, so the
@@ -132,9 +134,24 @@ _METHODS_WITH_A_BODY = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def refusal_before_routing(event: dict[str, Any]) -> Response | None:
-    """What is refused before a route sees the request, the same in AWS and locally:
-    a body that is not JSON by its media type (415), and a path id outside the id rule (422)."""
+    """What is refused before a route sees the request, the same in AWS and locally: a token the
+    authorizer refused after its signature verified (401, recorded in the tenant's audit chain), a
+    body that is not JSON by its media type (415), and a path id outside the id rule (422)."""
     request_id = (event.get("requestContext") or {}).get("requestId")
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    if "refused" in authorizer:
+        message = str(authorizer.get("refused") or "invalid token")
+        _count_refusal("unauthenticated")
+        _record_refusal(
+            EventType.AUTHORIZATION_DENIED,
+            tenant_id=authorizer.get("tenant_id"),
+            actor=authorizer.get("sub"),
+            route=_route_of(event),
+            status=401,
+            code="unauthenticated",
+            reason=message,
+        )
+        return error_response(401, "unauthenticated", message, request_id)
     method = str(event.get("httpMethod") or "").upper()
     if method in _METHODS_WITH_A_BODY and event.get("body"):
         headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
@@ -209,6 +226,10 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
     def _domain(exc: DomainError) -> Response:
         logger.info("request refused", extra={"code": exc.code, "status": exc.status, "field": exc.field})
         _count_refusal(exc.code)
+        if exc.status in (401, 403):
+            _record_denial(app, exc.status, exc.code, exc.message)
+        elif exc.status >= 500:
+            _record_retrieval_failure(app, exc.status, exc.code, exc.message)
         return error_response(exc.status, exc.code, exc.message, _request_id(app), exc.field)
 
     @app.exception_handler(RequestValidationError)
@@ -247,6 +268,8 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
     def _unexpected(exc: Exception) -> Response:
         logger.exception("unhandled error", extra={"error": type(exc).__name__})
         metrics.add_metric(name=INTERNAL_ERROR_METRIC, unit=MetricUnit.Count, value=1)
+        # the error's class, never its message (which may quote what it failed on)
+        _record_retrieval_failure(app, 500, "internal_error", f"unexpected {type(exc).__name__}")
         return error_response(500, "internal_error", "internal error", _request_id(app))
 
     return app
@@ -278,11 +301,95 @@ def _unstorable_in(event: Any) -> tuple[str, str] | None:
 
 
 def current_principal(app: APIGatewayRestResolver) -> Principal:
-    """The caller, from the authorizer's context (API Gateway in AWS, the local front locally)."""
+    """The caller, from the authorizer's context (API Gateway in AWS, the local front locally).
+    From here on it is the request's caller (`request_scope`): every tenant transaction of the
+    request applies its subject binding in SQL."""
     authorizer = (app.current_event.get("requestContext") or {}).get("authorizer") or {}
     if not authorizer.get("tenant_id"):
         raise Unauthenticated("missing or invalid bearer token")
-    return principal_from_authorizer(authorizer)
+    principal = principal_from_authorizer(authorizer)
+    set_caller(principal)
+    return principal
+
+
+# The routes whose 5xx is a failed retrieval (`retrieval_failed` in the audit chain).
+RETRIEVAL_ROUTES = frozenset({"POST /v1/retrieve", "POST /v1/resolutions/search"})
+
+
+def _route_of(event: Any) -> str:
+    """`METHOD /template` of the request (API Gateway's resource: ids stay placeholders)."""
+    get = event.get if isinstance(event, dict) else getattr(event, "get", None)
+    if get is None:
+        return "unknown"
+    return f"{str(get('httpMethod') or '').upper()} {get('resource') or 'unknown'}"
+
+
+def _record_denial(app: APIGatewayRestResolver, status: int, code: str, reason: str) -> None:
+    """A 401 or 403 decided by the service: in the caller's tenant's chain when the tenant is
+    genuine (the checked principal; for a 401, the authorizer's tenant). A request that reached
+    the function with no authorizer context names no tenant: counted, not recorded."""
+    caller = current_caller()
+    authorizer = (app.current_event.get("requestContext") or {}).get("authorizer") or {}
+    _record_refusal(
+        EventType.AUTHORIZATION_DENIED,
+        tenant_id=caller.tenant_id if caller else authorizer.get("tenant_id"),
+        actor=caller.sub if caller else authorizer.get("sub"),
+        route=_route_of(app.current_event),
+        status=status,
+        code=code,
+        reason=reason,
+    )
+
+
+def _record_retrieval_failure(app: APIGatewayRestResolver, status: int, code: str, reason: str) -> None:
+    """A retrieval that failed on the service's side, in the caller's tenant's chain."""
+    route = _route_of(app.current_event)
+    caller = current_caller()
+    if route not in RETRIEVAL_ROUTES or caller is None:
+        return
+    _record_refusal(
+        EventType.RETRIEVAL_FAILED,
+        tenant_id=caller.tenant_id,
+        actor=caller.sub,
+        route=route,
+        status=status,
+        code=code,
+        reason=reason,
+    )
+
+
+def _record_refusal(
+    event_type: EventType,
+    *,
+    tenant_id: Any,
+    actor: Any,
+    route: str,
+    status: int,
+    code: str,
+    reason: str,
+) -> None:
+    if not isinstance(tenant_id, str) or not tenant_id:
+        return  # no tenant anyone can trust: no chain to write to
+    # Imported here: the composition root imports services that import this module's callers.
+    from agent_memory.bootstrap import get_container
+    from agent_memory.services.refusals import Refusal, RefusalLog
+
+    try:
+        container = get_container()
+    except Exception as exc:  # a refusal still answers when the service cannot be built
+        logger.warning("refusal not recorded", extra={"error": type(exc).__name__})
+        return
+    RefusalLog(container.store, container.policies).record(
+        Refusal(
+            event_type=event_type,
+            tenant_id=tenant_id,
+            actor=actor if isinstance(actor, str) and actor else "unidentified",
+            route=route,
+            status=status,
+            code=code,
+            reason=reason,
+        )
+    )
 
 
 def json_response(status: int, body: Any) -> Response:

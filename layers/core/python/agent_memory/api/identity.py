@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import unicodedata
@@ -13,6 +14,7 @@ import jwt
 
 from agent_memory.domain.enums import Role, Sensitivity
 from agent_memory.domain.errors import Unauthenticated
+from agent_memory.domain.ids import ID_RULE, valid_id
 from agent_memory.domain.records import Principal
 
 ALGORITHM = "HS256"
@@ -20,6 +22,21 @@ SECRET_FILE = "jwt-secret"
 # HS256 with a short secret can be brute-forced offline from one token: refuse to sign or verify
 # with fewer than 32 bytes (RFC 7518 3.2 asks for a key at least as long as the hash).
 MIN_SECRET_BYTES = 32
+# A token bound to subjects names a few (RET-02: the authenticated customer); the binding travels
+# in the authorizer's context and in a setting read by row-level security, both kept small.
+MAX_BOUND_SUBJECTS = 20
+
+
+class TokenRefused(Unauthenticated):
+    """A token whose signature verified but whose claims were refused (expired, unknown role,
+    malformed binding): its tenant and subject are genuine, so the refusal can be recorded in
+    that tenant's audit chain. A token whose signature did not verify names no tenant anyone
+    can trust, and is a plain `Unauthenticated`."""
+
+    def __init__(self, message: str, *, tenant_id: str, actor: str) -> None:
+        super().__init__(message)
+        self.tenant_id = tenant_id
+        self.actor = actor
 
 
 class WeakSecret(ValueError):
@@ -58,13 +75,16 @@ def issue_token(
     roles: list[str],
     clearance: str = "internal",
     ttl: timedelta = timedelta(hours=12),
+    subjects: list[str] | None = None,
 ) -> str:
+    """A signed token. `subjects`: bind it to those subject ids (every read and write of the
+    token is restricted to them); None: not bound."""
     require_strong_secret(secret)
     for r in roles:
         Role(r)  # unknown roles are a mistake worth failing on
     Sensitivity(clearance)
     now = datetime.now(UTC)
-    claims = {
+    claims: dict[str, Any] = {
         "sub": sub,
         "tenant_id": tenant_id,
         "roles": roles,
@@ -72,19 +92,49 @@ def issue_token(
         "iat": now,
         "exp": now + ttl,
     }
+    if subjects is not None:
+        _subjects(subjects)  # a binding this service would refuse is a mistake worth failing on
+        claims["subjects"] = subjects
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
 def verify_token(secret: str, token: str) -> dict[str, Any]:
+    """The token's claims, checked; `TokenRefused` when its signature verified and its claims did
+    not pass, `Unauthenticated` when nothing in it can be trusted."""
     require_strong_secret(secret)
     try:
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["exp", "sub"]})
-    except jwt.ExpiredSignatureError as exc:
-        raise Unauthenticated("token expired") from exc
-    except jwt.InvalidTokenError as exc:
+    except (jwt.InvalidSignatureError, jwt.DecodeError, jwt.InvalidAlgorithmError) as exc:
         raise Unauthenticated("invalid token") from exc
-    principal_from_claims(claims)  # shape check
+    except jwt.ExpiredSignatureError as exc:
+        raise _refusal(secret, token, "token expired") from exc
+    except jwt.InvalidTokenError as exc:
+        raise _refusal(secret, token, "invalid token") from exc
+    try:
+        principal_from_claims(claims)  # shape check
+    except Unauthenticated as exc:
+        raise _refusal(secret, token, exc.message) from exc
     return claims
+
+
+def _refusal(secret: str, token: str, message: str) -> Unauthenticated:
+    """A refusal naming the token's tenant and subject when its signature verifies (its claims
+    read without the time checks that refused it), a plain refusal otherwise."""
+    try:
+        claims = jwt.decode(
+            token,
+            secret,
+            algorithms=[ALGORITHM],
+            options={"verify_exp": False, "verify_nbf": False, "verify_iat": False, "require": []},
+        )
+        tenant_id = _identity(claims["tenant_id"])
+    except (jwt.InvalidTokenError, KeyError, ValueError, TypeError):
+        return Unauthenticated(message)
+    try:
+        actor = _identity(claims.get("sub"))
+    except ValueError:
+        actor = "unidentified"
+    return TokenRefused(message, tenant_id=tenant_id, actor=actor)
 
 
 def authorizer_context(claims: dict[str, Any]) -> dict[str, str]:
@@ -92,12 +142,22 @@ def authorizer_context(claims: dict[str, Any]) -> dict[str, str]:
     principal the claims were checked as: the handler sees exactly the roles that were checked
     (a role "x,admin" in a list is dropped, never split into "admin" downstream)."""
     p = principal_from_claims(claims)
-    return {
+    context = {
         "sub": p.sub,
         "tenant_id": p.tenant_id,
         "roles": ",".join(sorted(r.value for r in p.roles)),
         "clearance": p.clearance.value,
     }
+    if p.subjects is not None:  # a JSON list as text: the context holds strings only
+        context["subjects"] = json.dumps(sorted(p.subjects))
+    return context
+
+
+def refused_context(refusal: TokenRefused) -> dict[str, str]:
+    """The authorizer's context for a token whose signature verified and whose claims were refused:
+    the request goes on to its function, which answers 401 before routing and records the refusal
+    in the tenant's audit chain (`api.http`). It names no roles: it authorizes nothing."""
+    return {"tenant_id": refusal.tenant_id, "sub": refusal.actor, "refused": refusal.message}
 
 
 def principal_from_claims(claims: dict[str, Any]) -> Principal:
@@ -110,31 +170,66 @@ def principal_from_claims(claims: dict[str, Any]) -> Principal:
         isinstance(r, str) and r in Role._value2member_map_ for r in raw_roles
     ):
         raise Unauthenticated(f"token claim 'roles' must be a list of known roles ({', '.join(Role)})")
-    return _principal(claims, frozenset(Role(r) for r in raw_roles))
+    return _principal(claims, frozenset(Role(r) for r in raw_roles), _bound_subjects(claims))
 
 
 def principal_from_authorizer(context: dict[str, Any]) -> Principal:
     """The caller from the authorizer's context, which `authorizer_context` wrote from checked
-    claims (roles as one comma-separated string: the context holds strings only)."""
+    claims (roles as one comma-separated string: the context holds strings only). A context for
+    a refused token (`refused_context`) is never a principal."""
+    if "refused" in context:
+        raise Unauthenticated("missing or invalid bearer token")
     raw = context.get("roles") or ""
     if not isinstance(raw, str):
         raise Unauthenticated("missing or invalid bearer token")
     names = [r for r in raw.split(",") if r]
     if not all(r in Role._value2member_map_ for r in names):
         raise Unauthenticated("missing or invalid bearer token")
-    return _principal(context, frozenset(Role(r) for r in names))
+    subjects: frozenset[str] | None = None
+    if "subjects" in context:
+        try:
+            decoded = json.loads(context["subjects"])
+        except (TypeError, ValueError) as exc:
+            raise Unauthenticated("missing or invalid bearer token") from exc
+        subjects = _bound_subjects({"subjects": decoded})
+    return _principal(context, frozenset(Role(r) for r in names), subjects)
 
 
-def _principal(claims: dict[str, Any], roles: frozenset[Role]) -> Principal:
+def _principal(claims: dict[str, Any], roles: frozenset[Role], subjects: frozenset[str] | None) -> Principal:
     try:
         return Principal(
             sub=_identity(claims["sub"]),
             tenant_id=_identity(claims["tenant_id"]),
             roles=roles,
             clearance=Sensitivity(claims.get("clearance") or Sensitivity.INTERNAL.value),
+            subjects=subjects,
         )
     except (KeyError, ValueError, TypeError) as exc:
         raise Unauthenticated("token claims are incomplete (sub, tenant_id, roles)") from exc
+
+
+def _bound_subjects(claims: dict[str, Any]) -> frozenset[str] | None:
+    """The `subjects` claim: absent, the token is not bound; present, it must be a list of 1 to
+    MAX_BOUND_SUBJECTS subject ids. Anything else (a string, null, an empty list, an id outside
+    the id rule) makes the token unauthenticated: a binding must never widen silently."""
+    if "subjects" not in claims:
+        return None
+    try:
+        return _subjects(claims["subjects"])
+    except ValueError as exc:
+        raise Unauthenticated(str(exc)) from exc
+
+
+def _subjects(raw: Any) -> frozenset[str]:
+    if (
+        not isinstance(raw, list)
+        or not 1 <= len(raw) <= MAX_BOUND_SUBJECTS
+        or not all(isinstance(s, str) and valid_id(s) for s in raw)
+    ):
+        raise ValueError(
+            f"token claim 'subjects' must be a list of 1-{MAX_BOUND_SUBJECTS} subject ids ({ID_RULE})"
+        )
+    return frozenset(raw)
 
 
 def _identity(value: Any) -> str:

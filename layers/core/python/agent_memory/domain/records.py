@@ -61,9 +61,16 @@ class Principal(BaseModel):
     tenant_id: str
     roles: frozenset[Role]
     clearance: Sensitivity = Sensitivity.INTERNAL
+    # A token bound to subjects (its `subjects` claim) reads and writes only them; None: not bound.
+    # Enforced in SQL beside the tenant (row-level security on app.subjects).
+    subjects: frozenset[str] | None = None
 
     def has(self, *roles: Role) -> bool:
         return any(r in self.roles for r in roles)
+
+    def may_touch(self, subject_id: str) -> bool:
+        """Whether the token's subject binding (if any) includes `subject_id`."""
+        return self.subjects is None or subject_id in self.subjects
 
 
 class MemoryRecord(BaseModel):

@@ -14,7 +14,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from agent_memory.api.identity import authorizer_context, require_strong_secret, verify_token
+from agent_memory.api.identity import (
+    TokenRefused,
+    authorizer_context,
+    refused_context,
+    require_strong_secret,
+    verify_token,
+)
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.functions_spec import FUNCTIONS, FunctionSpec, Route, load_handler_module, match_route
 from agent_memory.local.lambda_context import LocalLambdaContext
@@ -90,6 +96,8 @@ class LocalApi:
                 return _error(401, "unauthenticated", "Authorization must be 'Bearer <token>'")
             try:
                 authorizer = authorizer_context(verify_token(self.jwt_secret, auth_header[7:].strip()))
+            except TokenRefused as exc:  # as the Lambda authorizer: the function answers and records it
+                authorizer = refused_context(exc)
             except Unauthenticated as exc:
                 return _error(401, "unauthenticated", exc.message)
         # As API Gateway does: path parameters are percent-decoded exactly once (the id rule then

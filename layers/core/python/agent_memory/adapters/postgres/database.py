@@ -6,7 +6,7 @@ import re
 import select
 import struct
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any
@@ -23,6 +23,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from agent_memory.domain.errors import ConfigurationError, Unavailable
 from agent_memory.observability import logger
+from agent_memory.request_scope import bound_subjects
 
 MIN_PGVECTOR = (0, 7)
 # Past the server's statement_timeout, how much longer the client waits for an answer before it
@@ -66,6 +67,13 @@ class GuardedConnection(psycopg.Connection[Row]):
 
 class NoAnswer(psycopg.OperationalError):
     """The server did not answer within the connection's deadline; the connection is closed."""
+
+
+class _RequestBinding:
+    """The default of `tenant_transaction(subjects=)`: the binding of the request in progress."""
+
+
+REQUEST_BINDING = _RequestBinding()
 
 
 class Database:
@@ -180,9 +188,16 @@ class Database:
 
     @contextmanager
     def tenant_transaction(
-        self, tenant_id: str, *, reuse_plans: bool = False
+        self,
+        tenant_id: str,
+        *,
+        reuse_plans: bool = False,
+        subjects: Collection[str] | _RequestBinding | None = REQUEST_BINDING,
     ) -> Iterator[psycopg.Connection[DictRow]]:
-        """One transaction in which row-level security sees only `tenant_id`.
+        """One transaction in which row-level security sees only `tenant_id`, and within it only
+        `subjects` when the caller's token is bound to some (migration 0019): by default the
+        binding of the request in progress (`request_scope`), None for none. `app.subjects` is
+        set in every transaction, empty when unbound, so nothing can carry one over.
 
         `reuse_plans` (short read-side transactions: the tenant-wide search, and what a retrieval
         that checked the system of record writes): statements this connection has prepared run
@@ -192,20 +207,27 @@ class Database:
         depend on the parameters. The per-subject retrieval itself runs on `statements()`, outside
         any transaction; its query keeps its plan inside a PL/pgSQL function (migration 0013).
         """
+        bound = bound_subjects() if isinstance(subjects, _RequestBinding) else subjects
+        # The server writes the array literal (no quoting done here); an empty binding is refused
+        # rather than read as "unbound", which would widen it to the whole tenant.
+        if bound is not None and not bound:
+            raise ValueError("a subject binding names at least one subject")
         scope = (
             "SELECT set_config('app.tenant_id', %s, true),"
+            " set_config('app.subjects', coalesce(%s::text[]::text, ''), true),"
             " set_config('statement_timeout', %s, true), set_config('lock_timeout', %s, true)"
         )
         if reuse_plans and self.prepared_statements:
             scope += ", set_config('plan_cache_mode', 'force_generic_plan', true)"
+        params = (tenant_id, sorted(bound) if bound is not None else None, *self._timeouts)
         with self._lend() as conn:
             if reuse_plans:
                 with conn.pipeline(), conn.transaction():
-                    conn.execute(scope, (tenant_id, *self._timeouts))
+                    conn.execute(scope, params)
                     yield conn
             else:
                 with conn.transaction():
-                    conn.execute(scope, (tenant_id, *self._timeouts))
+                    conn.execute(scope, params)
                     yield conn
 
     @contextmanager
