@@ -148,7 +148,7 @@ class _Rows:
         return self.rows[0] if self.rows else None
 
 
-CANDIDATES_FUNCTION = "memory_retrieval_rows"  # migration 0013
+CANDIDATES_FUNCTION = "memory_retrieval_scoped_rows"  # migrations 0013, 0020
 
 
 class ExplainConn(TimedConn):

@@ -154,3 +154,5 @@ class Flag(StrEnum):
     UNTRUSTED_INSTRUCTION = "untrusted_instruction"
     IDENTIFIER_MASKED = "identifier_masked"
     EMBEDDING_PENDING = "embedding_pending"
+    # A lower-authority source contradicts the active record of the slot: on both until a reviewer decides.
+    CONTESTED = "contested"

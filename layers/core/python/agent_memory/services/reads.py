@@ -13,6 +13,7 @@ from agent_memory.domain.audit import ChainReport, verify_chain
 from agent_memory.domain.enums import Role, Status
 from agent_memory.domain.errors import InvalidRequest, NotFound
 from agent_memory.domain.records import AuditEvent, MemoryRecord, Principal
+from agent_memory.domain.review_diff import review_diff
 from agent_memory.ports.store import MemoryStore
 from agent_memory.services.authorization import require_read, visible
 
@@ -91,7 +92,14 @@ class ReadService:
             items = []
             for r in rows[:limit]:
                 active = visible(principal, s.active_for_slot(r.subject_id, r.slot) if r.slot else None)
-                items.append({"memory": r.public_view(), "active": active.public_view() if active else None})
+                items.append(
+                    {
+                        "memory": r.public_view(),
+                        "active": active.public_view() if active else None,
+                        # a diff against the served record only where the reviewer may read it
+                        "diff": review_diff(active, r) if active else None,
+                    }
+                )
         nxt = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
         return Page(items, nxt)
 

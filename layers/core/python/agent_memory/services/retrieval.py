@@ -167,6 +167,7 @@ class RetrievalBroker:
                 max_sensitivity_rank=principal.clearance.rank,
                 now=now,
                 per_signal=max(CANDIDATES_PER_SIGNAL, top_k * 4),
+                ticket_id=request.ticket_id,
             )
             timings["db"] = (time.perf_counter() - t1) * 1000
             ranking = self._rank(rows, policy, top_k, now)
@@ -485,12 +486,21 @@ class RetrievalBroker:
         position = {id(c): i for i, c in enumerate(ranked)}
         rest.sort(key=lambda cs: position[id(cs[0])])
         ordered = sectioned + rest
-        lines = [ContextLine(c.record.id, section, render_memory(shown(c))) for c, section in ordered]
+        lines = [
+            ContextLine(
+                c.record.id, section, render_memory(shown(c), contested=row_of[c.record.id].contested)
+            )
+            for c, section in ordered
+        ]
         assembled = assemble(request.subject_id, pinned, lines, max_tokens, pinned_tokens=floor_tokens)
         if assembled.dropped:
             exclude("budget", len(assembled.dropped))
         kept = set(assembled.included)
-        memories = [memory_view(c, shown(c), section) for c, section in ordered if c.record.id in kept]
+        memories = [
+            {**memory_view(c, shown(c), section), "contested": row_of[c.record.id].contested}
+            for c, section in ordered
+            if c.record.id in kept
+        ]
         section_order = {"verified_facts": 0, "relevant": 1, "supporting": 2, "unverified": 3}
         memories.sort(key=lambda m: section_order[m["section"]])
         live_view = [
@@ -706,7 +716,11 @@ def _date(dt: datetime | None) -> str:
     return dt.date().isoformat() if dt else "unknown"
 
 
-def render_memory(r: RetrievedMemory) -> str:
+CONTESTED_NOTE = "; contested: a lower-authority source disagrees, awaiting review"
+
+
+def render_memory(r: RetrievedMemory, *, contested: bool = False) -> str:
+    """One memory's context line; a contested one still served says so (seed 002)."""
     src = r.source
     origin = " ".join(escape_text(x) for x in (src.system, src.reference) if x)
     source = f"{src.kind.value}{' ' + origin if origin else ''}"
@@ -715,7 +729,7 @@ def render_memory(r: RetrievedMemory) -> str:
         kind += "".join(f" {k} {escape_text(str(v))}" for k, v in commitment_view(r).items() if v is not None)
     return (
         f"- [{r.id}] {escape_text(r.content)} (source: {source}; authority: {r.authority.value}; "
-        f"{kind}; effective {_date(r.effective_at)})"
+        f"{kind}; effective {_date(r.effective_at)}{CONTESTED_NOTE if contested else ''})"
     )
 
 

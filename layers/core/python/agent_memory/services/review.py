@@ -12,6 +12,7 @@ from agent_memory.domain.enums import (
     Authority,
     EventType,
     FactCategory,
+    Flag,
     Role,
     Status,
 )
@@ -72,6 +73,8 @@ class ReviewService:
                 supersedes_id=supersedes_id,
                 reasons=[*record.reasons, "approved_by_reviewer"],
             )
+            settled, contest_events = _settle_contest(s, principal, record, superseded)
+            approved = settled or approved
             events = [
                 NewEvent(
                     EventType.APPROVED.value,
@@ -98,16 +101,20 @@ class ReviewService:
                 )
                 for old in superseded
             ]
-            s.append_events(events)
+            s.append_events([*events, *contest_events])
         return ReviewResult(approved, [a for a in superseded if a not in hidden])
 
     def reject(self, principal: Principal, memory_id: str, *, note: str | None) -> ReviewResult:
         require_mutation(principal, Role.REVIEWER, action="reject memories")
         with self.store.tenant(principal.tenant_id) as s:
             record = self._reviewable(s, principal, memory_id)
+            if record.slot:
+                s.lock_slot(record.subject_id, record.slot)
             rejected = s.update_status(
                 record.id, Status.REJECTED.value, reasons=[*record.reasons, "rejected_by_reviewer"]
             )
+            settled, contest_events = _settle_contest(s, principal, record, [])
+            rejected = settled or rejected
             s.append_events(
                 [
                     NewEvent(
@@ -117,7 +124,8 @@ class ReviewService:
                         record.subject_id,
                         "reviewer_rejected",
                         {"previous_status": record.status, "note_present": bool(note)},
-                    )
+                    ),
+                    *contest_events,
                 ]
             )
         return ReviewResult(rejected, [])
@@ -198,3 +206,30 @@ class ReviewService:
         if record.status not in REVIEWABLE_STATUSES:
             raise Conflict(f"memory {memory_id} is {record.status}, not awaiting review")
         return record
+
+
+def _settle_contest(
+    s: TenantSession, principal: Principal, record: MemoryRecord, superseded: list[str]
+) -> tuple[MemoryRecord | None, list[NewEvent]]:
+    """After a reviewer's decision on `record` (seed 002): the `contested` marker leaves the decided
+    record and what it superseded, and the slot's active record keeps it only while another
+    contested record of the slot still waits. Returns `record` as it now is (None when it has no
+    slot: nothing to settle) and the audit events to append."""
+    if not record.slot:
+        return None, []
+    before = s.active_for_slot(record.subject_id, record.slot)
+    s.clear_contested([record.id, *superseded])
+    waiting = s.settle_slot_contest(record.subject_id, record.slot)
+    events = []
+    if before is not None and before.id != record.id and Flag.CONTESTED.value in before.flags and not waiting:
+        events.append(
+            NewEvent(
+                EventType.UPDATED.value,
+                principal.sub,
+                before.id,
+                record.subject_id,
+                "contest_resolved_by_reviewer",
+                {"contested": False, "decided": record.id},
+            )
+        )
+    return s.get_record(record.id), events

@@ -231,6 +231,7 @@ class WriteGateway:
         supersedes: MemoryRecord | None = None
         conflicts_with: MemoryRecord | None = None
         duplicate: MemoryRecord | None = None
+        contested: MemoryRecord | None = None  # the active record this candidate contests
 
         if candidate.final is Decision.REJECTED:
             decision = Decision.REJECTED
@@ -260,6 +261,11 @@ class WriteGateway:
                 decision = outcome.decision
                 reasons.extend(outcome.reasons)
                 supersedes, conflicts_with = outcome.supersedes, outcome.conflicts_with
+                contested = outcome.contests
+        # Seed 002: both records of a lower-authority contradiction carry the marker until a reviewer
+        # decides; a new version of a record still contested inherits it (the review still waits).
+        if contested is not None or (supersedes is not None and Flag.CONTESTED.value in supersedes.flags):
+            flags = [*flags, Flag.CONTESTED.value]
 
         record: MemoryRecord | None = duplicate
         events: list[NewEvent] = []
@@ -287,6 +293,18 @@ class WriteGateway:
                     )
                 )
             session.insert_record(record, embedding if keep_vector else None)
+            if contested is not None:
+                session.mark_contested([contested.id])
+                events.append(
+                    NewEvent(
+                        EventType.UPDATED.value,
+                        principal.sub,
+                        contested.id,
+                        clean.subject_id,
+                        "contested_by_lower_authority",
+                        {"contested": True, "contested_by": record.id, "slot": candidate.slot},
+                    )
+                )
             if keep_vector and sentence_embeddings is not None and len(sentence_embeddings):
                 session.insert_sentences(record.id, record.subject_id, sentence_embeddings)
             if Flag.EMBEDDING_PENDING.value in record.flags and keep_vector:

@@ -12,8 +12,10 @@ import psycopg
 from psycopg.rows import DictRow, tuple_row
 from psycopg.types.json import Jsonb
 
+from agent_memory.adapters.postgres.contested import ContestedQueries
 from agent_memory.adapters.postgres.database import Database
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
+from agent_memory.adapters.postgres.ticket_scope import TicketScopeQueries
 from agent_memory.adapters.postgres.tsvector import tsvector_counts
 from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType, Sensitivity
@@ -53,7 +55,7 @@ def row_to_record(row: dict[str, Any]) -> MemoryRecord:
     return MemoryRecord.model_validate(data)
 
 
-class PostgresTenantSession(LifecycleQueries):
+class PostgresTenantSession(LifecycleQueries, ContestedQueries, TicketScopeQueries):
     """One tenant-scoped transaction (see Database.tenant_transaction)."""
 
     def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
@@ -323,8 +325,10 @@ class PostgresTenantSession(LifecycleQueries):
         max_sensitivity_rank: int,
         now: datetime,
         per_signal: int,
+        ticket_id: str | None = None,
     ) -> list[RetrievalRow]:
-        """Authorized candidates: active, unexpired, within clearance and the subject, by three signals
+        """Authorized candidates: active, unexpired, within clearance and the subject (a ticket-scoped
+        memory only for a request naming its ticket), by three signals
         (whole-memory vector, best sentence vector, full text), plus the subject's verified facts.
 
         Every scan stays inside the (tenant, subject) B-tree range and ranks exactly: per-subject
@@ -334,7 +338,7 @@ class PostgresTenantSession(LifecycleQueries):
         row's; ranking them in SQL cost 40% of the query (docs/benchmarks.md). Both paths match text by
         the same lexemes, so what is admitted does not depend on the subject's size.
         """
-        # The query is the function `memory_retrieval_rows` (migration 0013): PL/pgSQL keeps its
+        # The query is the function `memory_retrieval_scoped_rows` (migrations 0013, 0020): PL/pgSQL keeps its
         # plan in the database connection, so it is planned once per connection without a named
         # prepared statement, which would pin the connection behind RDS Proxy. It sets the tenant
         # for row-level security itself, so it runs as one statement outside a transaction too.
@@ -342,8 +346,9 @@ class PostgresTenantSession(LifecycleQueries):
         # than the rest of turning them into candidates.
         with self.conn.cursor(row_factory=tuple_row) as cur:
             rows = cur.execute(
-                f"SELECT {_CANDIDATE_COLUMNS} FROM memory_retrieval_rows("
-                "%(t)s, %(s)s, %(q)s::vector, %(qtext)s, %(verified)s, %(now)s, %(clr)s, %(types)s::text[], %(n)s)",
+                f"SELECT {_CANDIDATE_COLUMNS} FROM memory_retrieval_scoped_rows("
+                "%(t)s, %(s)s, %(q)s::vector, %(qtext)s, %(verified)s, %(now)s, %(clr)s, %(types)s::text[], %(n)s,"
+                " %(ticket)s::text)",
                 {
                     "t": self.tenant_id,
                     "s": subject_id,
@@ -354,6 +359,7 @@ class PostgresTenantSession(LifecycleQueries):
                     "clr": max_sensitivity_rank,
                     "types": list(types) if types else None,
                     "n": per_signal,
+                    "ticket": ticket_id,
                 },
                 binary=True,
             ).fetchall()
@@ -379,6 +385,7 @@ class PostgresTenantSession(LifecycleQueries):
             expires_at,
             embedding,
             needs_revalidation,
+            contested,
         ) in rows:
             counts, length = tsvector_counts(lexemes or "", query_lexemes)
             out.append(
@@ -405,6 +412,7 @@ class PostgresTenantSession(LifecycleQueries):
                     expires_at=expires_at,
                     embedding=_as_array(embedding),
                     needs_revalidation=needs_revalidation,
+                    contested=contested,
                 )
             )
         return out
@@ -735,11 +743,11 @@ class PostgresTenantSession(LifecycleQueries):
 
 
 _VERIFIED = sorted(a.value for a in VERIFIED_AUTHORITIES)
-# memory_retrieval_rows' columns, in the order retrieval_candidates unpacks them
+# memory_retrieval_scoped_rows' columns, in the order retrieval_candidates unpacks them
 _CANDIDATE_COLUMNS = (
     "id, type, authority, confidence, effective_at, session_id, slot, similarity, lexical, "
     "sentence_similarity, lexemes, query_lexemes, content, category, source_json, value_json, expires_at, "
-    "embedding, needs_revalidation"
+    "embedding, needs_revalidation, contested"
 )
 _MEMORY_TYPES = {t.value: t for t in MemoryType}  # a dict lookup per row, not an Enum call
 _AUTHORITIES = {a.value: a for a in Authority}

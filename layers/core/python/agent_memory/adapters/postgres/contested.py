@@ -1,0 +1,65 @@
+"""The `contested` marker (seed 002): a lower-authority source contradicted the active record of a
+slot; both carry the marker until a reviewer decides. Mixed into PostgresTenantSession."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import psycopg
+from psycopg.rows import DictRow
+
+CONTESTED = "contested"  # Flag.CONTESTED
+
+
+class ContestedQueries:
+    conn: psycopg.Connection[DictRow]
+    tenant_id: str
+
+    def mark_contested(self, memory_ids: Sequence[str]) -> None:
+        """Add the marker (once) to these records."""
+        self.conn.execute(
+            """UPDATE memory_records SET flags = array_append(array_remove(flags, %(f)s), %(f)s)
+                WHERE tenant_id = %(t)s AND id = ANY(%(ids)s)""",
+            {"f": CONTESTED, "t": self.tenant_id, "ids": list(memory_ids)},
+        )
+
+    def clear_contested(self, memory_ids: Sequence[str]) -> None:
+        """Remove the marker from these records (a reviewer decided, or the record left service)."""
+        self.conn.execute(
+            """UPDATE memory_records SET flags = array_remove(flags, %(f)s)
+                WHERE tenant_id = %(t)s AND id = ANY(%(ids)s) AND %(f)s = ANY(flags)""",
+            {"f": CONTESTED, "t": self.tenant_id, "ids": list(memory_ids)},
+        )
+
+    def settle_slot_contest(self, subject_id: str, slot: str) -> bool:
+        """The slot's active record carries the marker exactly while some record of the slot still
+        waits in review as contested. Returns whether it does (False: no active record, or none
+        contests it)."""
+        row = self.conn.execute(
+            """UPDATE memory_records r
+                  SET flags = CASE WHEN w.waiting THEN array_append(array_remove(r.flags, %(f)s), %(f)s)
+                                   ELSE array_remove(r.flags, %(f)s) END
+                 FROM (SELECT EXISTS (SELECT 1 FROM memory_records c
+                                       WHERE c.tenant_id = %(t)s AND c.subject_id = %(s)s
+                                         AND c.slot = %(slot)s AND c.status = 'contested') AS waiting) w
+                WHERE r.tenant_id = %(t)s AND r.subject_id = %(s)s AND r.slot = %(slot)s
+                  AND r.status = 'active'
+            RETURNING w.waiting""",
+            {"f": CONTESTED, "t": self.tenant_id, "s": subject_id, "slot": slot},
+        ).fetchone()
+        return bool(row and row["waiting"])
+
+    def stale_contest_marks(self, limit: int) -> list[dict[str, str]]:
+        """Active records still marked whose slot has no contested record left (the contested one
+        expired, was erased or deleted): the nightly run settles them."""
+        return list(
+            self.conn.execute(
+                """SELECT r.id, r.subject_id, r.slot FROM memory_records r
+                    WHERE r.tenant_id = %(t)s AND r.status = 'active' AND %(f)s = ANY(r.flags)
+                      AND NOT EXISTS (SELECT 1 FROM memory_records c
+                                       WHERE c.tenant_id = r.tenant_id AND c.subject_id = r.subject_id
+                                         AND c.slot = r.slot AND c.status = 'contested')
+                    ORDER BY r.id LIMIT %(lim)s""",
+                {"t": self.tenant_id, "f": CONTESTED, "lim": limit},
+            ).fetchall()
+        )
