@@ -1,8 +1,9 @@
-"""Subject erasure (start, status and receipt) and legal holds."""
+"""Subject erasure (start, status and receipt), legal holds, and a subject's export."""
 
-from typing import Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -11,6 +12,7 @@ from agent_memory.bootstrap import get_container
 from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger, metrics, tracer
 from agent_memory.services.erasure import ErasureRequest
+from agent_memory.services.export import SubjectExport
 
 app = create_app()
 
@@ -47,6 +49,19 @@ def record_hold(memory_id: str, body: LegalHold) -> dict[str, Any]:
     return get_container().lifecycle.set_record_hold(
         current_principal(app), memory_id, hold=body.hold, reason=body.reason
     )
+
+
+@app.get(
+    "/v1/subjects/<subject_id>/export",
+    summary="Everything held about a subject (all statuses, history, sessions, holds, erasures, audit), "
+    "paged with ?cursor=",
+)
+def export_subject(
+    subject_id: str,
+    cursor: Annotated[str | None, Query(max_length=1000)] = None,
+    limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
+) -> SubjectExport:
+    return get_container().export.export(current_principal(app), subject_id, cursor=cursor, limit=limit)
 
 
 @logger.inject_lambda_context(clear_state=True)

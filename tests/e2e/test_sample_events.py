@@ -87,9 +87,12 @@ def test_every_api_sample_event_runs_through_its_handler(container, local_aws):
     assert answers["memories/get_memory.json"] == 200
     assert answers["review/approve.json"] == 200
     assert answers["memories/close_commitment.json"] == 200
+    assert answers["memories/confirm_revalidation.json"] == 200
     assert answers["retrieve/renewal_question.json"] == 200
     assert answers["session_close/close_meeting.json"] == 202
     assert answers["erasure/request.json"] == 202
+    assert answers["memories/request_deletion.json"] == 200
+    assert answers["erasure/subject_export.json"] == 200
 
 
 def test_the_extract_sample_runs_after_its_session_was_queued(container, local_aws):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,7 +39,7 @@ class ForgetRequest(BaseModel):
 
 class ForgetReply(BaseModel):
     id: str
-    status: Status = Field(description="`deleted`")
+    status: Literal["deleted"] = "deleted"
 
 
 class ForgetService:
@@ -62,7 +63,7 @@ class ForgetService:
             if record is None:  # erased (or consolidated above clearance) meanwhile
                 raise NotFound(f"memory {memory_id} not found")
             if record.status is Status.DELETED:
-                return ForgetReply(id=memory_id, status=Status.DELETED)
+                return ForgetReply(id=memory_id)
             if record.legal_hold or s.subject_on_hold(record.subject_id):
                 raise Conflict(f"memory {memory_id} is under a legal hold and cannot be deleted")
             folded = s.consolidated_into(memory_id)
@@ -106,4 +107,4 @@ class ForgetService:
                 ]
             )
         logger.info("memory deleted on request", extra={"memory_id": memory_id, "also_deleted": len(folded)})
-        return ForgetReply(id=memory_id, status=Status.DELETED)
+        return ForgetReply(id=memory_id)

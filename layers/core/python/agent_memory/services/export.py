@@ -1,0 +1,297 @@
+"""A subject's export: the data-access side of erasure (GDPR Art. 15).
+
+Everything held about one subject, as one JSON document read in pages: every memory in every
+status (superseded versions are the history of a slot; deleted ones keep a content-free entry),
+the closed sessions with their transcript references, the subject's legal hold, its erasure
+requests, its tombstones (counted, never the hashes) and its audit trail. Each page is audited.
+
+The clearance rule applies: a record above the caller's clearance is left out as if absent, and
+so is every reference to it (a session's memory ids, an audit event about it).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agent_memory.domain.enums import EventType, Role, Status
+from agent_memory.domain.errors import InvalidRequest
+from agent_memory.domain.records import MemoryRecord, Principal, utcnow
+from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
+from agent_memory.services.authorization import require_read
+from agent_memory.services.policies import PolicyRegistry
+
+# The document's sections, in the order the pages walk them.
+SECTIONS = ("memories", "sessions", "erasures", "events")
+EXPORT_REASON = "subject_access_export"
+_ALL_STATUSES = [s.value for s in Status]
+
+
+class LegalHoldView(BaseModel):
+    held: bool
+    reason: str | None = None
+    set_by: str | None = None
+    set_at: datetime | None = None
+
+
+class TombstoneCounts(BaseModel):
+    deletions: int = Field(description="tombstone entries left by memories deleted on request")
+    erasures: int = Field(description="tombstone entries left by erasures of the subject")
+    deleted_memories: int
+
+
+class TranscriptReference(BaseModel):
+    key: str | None = Field(description="object key of the masked transcript; null once it expired")
+    sha256: str
+
+
+class SessionView(BaseModel):
+    session_id: str
+    ticket_id: str | None
+    channel: str | None
+    occurred_at: datetime
+    status: str
+    turns: int
+    transcript: TranscriptReference
+    memory_ids: list[str]
+    outcome: dict[str, Any]
+    failure_reason: str | None
+    extractor: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ErasureView(BaseModel):
+    erasure_id: str
+    status: str
+    reason: str
+    request_reference: str | None
+    requested_by: str
+    deadline: datetime
+    receipt: dict[str, Any] | None
+    failure_reason: str | None
+    created_at: datetime
+    completed_at: datetime | None
+
+
+class EventView(BaseModel):
+    seq: int
+    id: str
+    event_type: str
+    memory_id: str | None
+    actor: str
+    reason: str | None
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+class ExportedMemory(MemoryRecord):
+    """A memory record as exported; a deleted one has no content and says when it was deleted."""
+
+    verified: bool
+    deleted_at: datetime | None = None
+
+
+class SubjectExport(BaseModel):
+    """One page of the document. Concatenate each list over the pages (`next_cursor` until null)."""
+
+    subject_id: str
+    generated_at: datetime
+    legal_hold: LegalHoldView
+    tombstones: TombstoneCounts
+    memories: list[ExportedMemory] = Field(
+        description="memory records in every status, newest first; a deleted one has no content"
+    )
+    sessions: list[SessionView] = Field(description="closed sessions, newest first")
+    erasures: list[ErasureView] = Field(description="erasure requests, newest first")
+    events: list[EventView] = Field(description="the subject's audit trail, oldest first (no content)")
+    next_cursor: str | None
+
+
+def _encode(section: str, key: Any) -> str:
+    raw = json.dumps({"s": section, "k": key}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode(cursor: str | None) -> tuple[int, Any]:
+    """(index of the section to continue, its keyset position); (0, None) for the first page."""
+    if not cursor:
+        return 0, None
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        section, key = data["s"], data["k"]
+        index = SECTIONS.index(section)
+        if key is None:  # the section from its start
+            pass
+        elif section == "events":
+            if not isinstance(key, int) or isinstance(key, bool) or key < 0:
+                raise ValueError("events position")
+        else:
+            at, ident = key
+            key = (datetime.fromisoformat(at), str(ident))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InvalidRequest("cursor is not one this service issued", field="cursor") from exc
+    return index, key
+
+
+class ExportService:
+    def __init__(
+        self, store: MemoryStore, policies: PolicyRegistry, clock: Callable[[], datetime] = utcnow
+    ) -> None:
+        self.store = store
+        self.policies = policies
+        self.clock = clock
+
+    def export(
+        self, principal: Principal, subject_id: str, *, cursor: str | None, limit: int | None
+    ) -> SubjectExport:
+        """One page of at most `limit` entries (the policy's `export_page_size` by default and at
+        most), walking memories, sessions, erasures, then events; each page writes an event."""
+        require_read(principal, Role.PRIVACY_OFFICER)
+        ceiling = self.policies.for_tenant(principal.tenant_id).export_page_size
+        if limit is None:
+            limit = ceiling
+        if not 1 <= limit <= ceiling:
+            raise InvalidRequest(
+                f"limit must be between 1 and {ceiling} (the policy's page size)", field="limit"
+            )
+        start, position = _decode(cursor)
+        found: dict[str, list[Any]] = {name: [] for name in SECTIONS}
+        next_cursor: str | None = None
+        left = limit
+        with self.store.tenant(principal.tenant_id) as s:
+            for index in range(start, len(SECTIONS)):
+                section = SECTIONS[index]
+                key = position if index == start else None
+                if left == 0:  # the page is full: the next one starts this section
+                    next_cursor = _encode(section, None)
+                    break
+                items, consumed, resume = self._section(s, principal, subject_id, section, key, left)
+                found[section] = items
+                left -= consumed
+                if resume is not None:
+                    next_cursor = _encode(section, resume)
+                    break
+            hold = s.subject_hold(subject_id)
+            tombstones = s.subject_tombstones(subject_id)
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.SUBJECT_EXPORTED.value,
+                        principal.sub,
+                        None,
+                        subject_id,
+                        EXPORT_REASON,
+                        {
+                            "continued": cursor is not None,
+                            "complete": next_cursor is None,
+                            **{name: len(items) for name, items in found.items()},
+                        },
+                    )
+                ]
+            )
+        return SubjectExport(
+            subject_id=subject_id,
+            generated_at=self.clock(),
+            legal_hold=LegalHoldView(held=hold is not None, **(dict(hold) if hold else {})),
+            tombstones=TombstoneCounts(**tombstones),
+            memories=found["memories"],
+            sessions=found["sessions"],
+            erasures=found["erasures"],
+            events=found["events"],
+            next_cursor=next_cursor,
+        )
+
+    def _section(
+        self, s: TenantSession, principal: Principal, subject_id: str, section: str, key: Any, limit: int
+    ) -> tuple[list[Any], int, Any]:
+        """Up to `limit` entries of one section after `key`: the items shown, how many entries were
+        read, and where to resume (None: the section is done)."""
+        if section == "memories":
+            records = s.list_subject(
+                subject_id,
+                statuses=_ALL_STATUSES,
+                types=None,
+                max_sensitivity_rank=principal.clearance.rank,
+                before=key,
+                limit=limit + 1,
+            )
+            shown = records[:limit]
+            resume = [shown[-1].created_at.isoformat(), shown[-1].id] if len(records) > limit else None
+            return [_memory_view(r) for r in shown], len(shown), resume
+        if section == "sessions":
+            rows = s.subject_sessions(subject_id, before=key, limit=limit + 1)
+            shown_rows = rows[:limit]
+            referenced = {m for r in shown_rows for m in r["memory_ids"]}
+            above = s.records_above_clearance(referenced, principal.clearance.rank)
+            resume = (
+                [shown_rows[-1]["created_at"].isoformat(), shown_rows[-1]["session_id"]]
+                if len(rows) > limit
+                else None
+            )
+            return [_session_view(r, above) for r in shown_rows], len(shown_rows), resume
+        if section == "erasures":
+            rows = s.subject_erasures(subject_id, before=key, limit=limit + 1)
+            shown_rows = rows[:limit]
+            resume = (
+                [shown_rows[-1]["created_at"].isoformat(), shown_rows[-1]["erasure_id"]]
+                if len(rows) > limit
+                else None
+            )
+            return [ErasureView(**r) for r in shown_rows], len(shown_rows), resume
+        # events: one about a record above clearance is read (and counted) but not shown
+        events = s.audit_events(
+            subject_id=subject_id, memory_id=None, since=None, after_seq=key, limit=limit + 1
+        )
+        page = events[:limit]
+        above = s.records_above_clearance(
+            {e.memory_id for e in page if e.memory_id}, principal.clearance.rank
+        )
+        views = [
+            EventView(
+                seq=e.seq,
+                id=e.id,
+                event_type=e.event_type,
+                memory_id=e.memory_id,
+                actor=e.actor,
+                reason=e.reason,
+                payload=e.payload,
+                created_at=e.created_at,
+            )
+            for e in page
+            if e.memory_id not in above
+        ]
+        return views, len(page), (page[-1].seq if len(events) > limit else None)
+
+
+def _memory_view(record: MemoryRecord) -> ExportedMemory:
+    return ExportedMemory.model_validate(
+        {
+            **record.model_dump(),
+            "verified": record.verified,
+            "deleted_at": record.valid_to if record.status is Status.DELETED else None,
+        }
+    )
+
+
+def _session_view(row: dict[str, Any], above: set[str]) -> SessionView:
+    return SessionView(
+        session_id=row["session_id"],
+        ticket_id=row["ticket_id"],
+        channel=row["channel"],
+        occurred_at=row["occurred_at"],
+        status=row["status"],
+        turns=row["turns"],
+        transcript=TranscriptReference(key=row["transcript_key"], sha256=row["transcript_hash"]),
+        memory_ids=[m for m in row["memory_ids"] if m not in above],
+        outcome=row["outcome"] or {},
+        failure_reason=row["failure_reason"],
+        extractor=row["extractor"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
