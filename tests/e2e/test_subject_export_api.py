@@ -250,3 +250,23 @@ def test_bad_paging_is_422_naming_the_field_and_audits_nothing(api, t, query, fi
     assert reply.status == 422 and reply.body["error"]["field"] == field, reply.body
     after = api.get(f"/v1/audit?subject_id={SUBJECT}&limit=500", token=t["auditor"]).body["events"]
     assert [e["seq"] for e in after] == [e["seq"] for e in before]
+
+
+def test_the_page_size_is_a_bounded_policy_field(api):
+    admin = api.token("exp-pol", "admin-1", ["admin"])
+    privacy = api.token("exp-pol", "dpo-1", ["privacy_officer"])
+    # Given bounds on the policy's page size: out of them is a 422 naming the field, nothing stored
+    for size in (9, 1001, "big"):
+        refused = api.put(
+            "/v1/policy", {"profile": "support", "overrides": {"export_page_size": size}}, token=admin
+        )
+        assert refused.status == 422 and refused.body["error"]["field"] == "overrides.export_page_size"
+    assert api.get("/v1/policy", token=admin).body["effective"]["export_page_size"] == 200
+    # When the tenant lowers it, the export's pages follow it, and asking for more is refused
+    changed = api.put(
+        "/v1/policy", {"profile": "support", "overrides": {"export_page_size": 10}}, token=admin
+    )
+    assert changed.status == 200 and changed.body["effective"]["export_page_size"] == 10
+    assert api.get("/v1/subjects/CUST-P/export?limit=10", token=privacy).status == 200
+    too_many = api.get("/v1/subjects/CUST-P/export?limit=11", token=privacy)
+    assert too_many.status == 422 and too_many.body["error"]["field"] == "limit"
