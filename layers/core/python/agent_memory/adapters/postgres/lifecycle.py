@@ -140,6 +140,57 @@ class LifecycleQueries:
         assert row is not None
         return {"expire": row["expire"], "delete": row["delete"], "held": row["held"]}
 
+    # -- revalidation by age ---------------------------------------------------
+    # Active records of a type with a revalidation age whose age (from the later of effective_at
+    # and last_validated_at; greatest() skips a NULL) reached it, outside the slots the system of
+    # record owns; `c` pairs each type with its cutoff.
+    _REVALIDATION_DUE = """
+        FROM memory_records r
+        JOIN unnest(%(types)s::text[], %(cutoffs)s::timestamptz[]) AS c(type, cutoff) ON c.type = r.type
+       WHERE r.tenant_id = %(t)s AND r.status = 'active' AND NOT r.needs_revalidation
+         AND greatest(r.effective_at, r.last_validated_at) <= c.cutoff
+         AND (r.slot IS NULL OR NOT r.slot = ANY(%(sor)s::text[]))"""
+
+    def flag_revalidation_batch(
+        self, cutoffs: dict[str, datetime], sor_slots: Sequence[str], limit: int, after: str = ""
+    ) -> list[dict[str, Any]]:
+        """Flag `needs_revalidation` on up to `limit` due records with ids after `after` (a keyset
+        walk: each batch starts where the last ended). Returns their id, subject and type."""
+        if not cutoffs:
+            return []
+        return self.conn.execute(
+            f"""
+            WITH due AS (
+                SELECT r.id {self._REVALIDATION_DUE} AND r.id > %(after)s
+                 ORDER BY r.id LIMIT %(lim)s
+                 FOR UPDATE OF r SKIP LOCKED
+            )
+            UPDATE memory_records m SET needs_revalidation = true
+              FROM due WHERE m.tenant_id = %(t)s AND m.id = due.id
+            RETURNING m.id, m.subject_id, m.type
+            """,
+            {**self._due_params(cutoffs, sor_slots), "after": after, "lim": limit},
+        ).fetchall()
+
+    def count_revalidation_due(self, cutoffs: dict[str, datetime], sor_slots: Sequence[str]) -> int:
+        """How many records the next flagging pass would flag (a dry run)."""
+        if not cutoffs:
+            return 0
+        row = self.conn.execute(
+            f"SELECT count(*) AS n {self._REVALIDATION_DUE}", self._due_params(cutoffs, sor_slots)
+        ).fetchone()
+        assert row is not None
+        return int(row["n"])
+
+    def _due_params(self, cutoffs: dict[str, datetime], sor_slots: Sequence[str]) -> dict[str, Any]:
+        types = sorted(cutoffs)
+        return {
+            "t": self.tenant_id,
+            "types": types,
+            "cutoffs": [cutoffs[t] for t in types],
+            "sor": list(sor_slots),
+        }
+
     def delete_old_sessions(self, cutoff: datetime) -> list[dict[str, Any]]:
         return self.conn.execute(
             """SELECT session_id, transcript_key FROM sessions
