@@ -184,3 +184,34 @@ def test_every_table_with_a_subject_column_carries_the_subject_binding(container
                 GROUP BY c.table_name"""
         ).fetchall()
     assert rows and [name for name, bound in rows if not bound] == []
+
+
+def test_given_a_bound_request_then_the_http_system_of_record_is_not_asked_about_another_subject():
+    from pytest_httpserver import HTTPServer
+
+    from agent_memory.adapters.sor.http import HttpSystemOfRecord
+
+    # Given a system of record that knows subject B-2's account and ticket
+    srv = HTTPServer(host="127.0.0.1", port=0)
+    srv.expect_request("/tenants/bind-a/accounts/B-2").respond_with_json(
+        {"fields": {"plan_tier": {"value": "premium", "as_of": "2026-10-01T00:00:00Z"}}}
+    )
+    srv.expect_request("/tenants/bind-a/tickets/T-9").respond_with_json(
+        {"ticket_id": "T-9", "subject_id": "B-2", "status": "open", "updated_at": "2026-10-01T00:00:00Z"}
+    )
+    srv.start()
+    try:
+        sor = HttpSystemOfRecord(srv.url_for(""), cache_seconds=0)
+        # When a request bound to B-1 asks about B-2
+        with acting_as(agent("bind-a", frozenset({"B-1"}))):
+            values = sor.account_values("bind-a", "B-2")
+            ticket = sor.ticket("bind-a", "B-2", "T-9")
+        asked = len(srv.log)
+        # Then it answers as for an unknown subject, without asking
+        assert (values, ticket, asked) == ({}, None, 0)
+        # And without a binding the same calls are asked and answered
+        unbound_ticket = sor.ticket("bind-a", "B-2", "T-9")
+        assert unbound_ticket is not None and len(srv.log) == 1
+    finally:
+        srv.clear()
+        srv.stop()

@@ -39,6 +39,7 @@ from agent_memory.adapters.sor.breaker import Breaker
 from agent_memory.adapters.sor.cache import TtlCache
 from agent_memory.observability import logger
 from agent_memory.ports.system_of_record import LiveValue, SystemOfRecordUnavailable, TicketState
+from agent_memory.request_scope import bound_subjects
 
 MAX_BODY_BYTES = 65_536
 _NOT_FOUND = object()
@@ -250,6 +251,9 @@ class HttpSystemOfRecord:
             _REQUEST.deadline, _REQUEST.watches = None, []
 
     def account_values(self, tenant_id: str, subject_id: str) -> dict[str, LiveValue]:
+        if not _in_binding(subject_id):  # a token bound to other subjects: as an unknown account
+            return {}
+
         def load() -> dict[str, LiveValue]:
             read_at = datetime.now(UTC)
             body = self._get(f"/tenants/{_segment(tenant_id)}/accounts/{_segment(subject_id)}")
@@ -263,6 +267,9 @@ class HttpSystemOfRecord:
         return self.cache.get_or_load(("acct", tenant_id, subject_id), load)  # type: ignore[no-any-return]
 
     def ticket(self, tenant_id: str, subject_id: str, ticket_id: str) -> TicketState | None:
+        if not _in_binding(subject_id):  # a token bound to other subjects: as an unknown ticket
+            return None
+
         def load() -> TicketState | None:
             if ticket_id in (".", ".."):  # a path segment a proxy would resolve, never a ticket
                 return None
@@ -312,3 +319,10 @@ def _parse_time(raw: str | None) -> datetime | None:
         except ValueError:
             return None
     return None
+
+
+def _in_binding(subject_id: str) -> bool:
+    """Whether the request's token may read this subject (its `subjects` claim, if any). The
+    local system of record is narrowed by row-level security; this one is asked over HTTP."""
+    bound = bound_subjects()
+    return bound is None or subject_id in bound
