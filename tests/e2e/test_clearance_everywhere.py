@@ -118,10 +118,23 @@ def requests_for_every_route(world) -> dict[tuple[str, str], list[tuple[str, obj
         ("GET", "/v1/openapi.json"): [("/v1/openapi.json", None)],
         ("GET", "/v1/docs"): [("/v1/docs", None)],
         ("POST", "/v1/retrieve"): [
-            ("/v1/retrieve", {"subject_id": SUBJECT, "query": "what is the account risk rating?"})
+            ("/v1/retrieve", {"subject_id": SUBJECT, "query": "what is the account risk rating?"}),
+            (
+                "/v1/retrieve",
+                {"subject_id": SUBJECT, "query": "what is the account risk rating?", "session_id": "S-CLR-WM"},
+            ),
         ],
         ("POST", "/v1/resolutions/search"): [("/v1/resolutions/search", {"query": "account risk rating"})],
         ("POST", "/v1/sessions/{session_id}/close"): [],  # carries no record in its answer
+        # Working memory holds the caller's own short-lived values, never a record: each answer
+        # carries only what was put there, and a retrieval naming the session still applies clearance.
+        ("PUT", "/v1/sessions/{session_id}/working/{key}"): [
+            ("/v1/sessions/S-CLR-WM/working/question", {"subject_id": SUBJECT, "value": "the risk rating?"})
+        ],
+        ("GET", "/v1/sessions/{session_id}/working"): [("/v1/sessions/S-CLR-WM/working", None)],
+        ("DELETE", "/v1/sessions/{session_id}/working/{key}"): [
+            ("/v1/sessions/S-CLR-NONE/working/question", None)
+        ],
         ("GET", "/v1/sessions/{session_id}"): [("/v1/sessions/S-CLR-NONE", None)],
         (
             "POST",

@@ -30,6 +30,7 @@ from agent_memory.services.reads import ReadService
 from agent_memory.services.retrieval import RetrievalBroker
 from agent_memory.services.review import ReviewService
 from agent_memory.services.sessions import SessionService
+from agent_memory.services.working import WorkingMemoryService
 from agent_memory.services.write_gateway import WriteGateway
 
 
@@ -55,6 +56,7 @@ class Container:
     extraction: ExtractionWorker
     erasure: ErasureService
     lifecycle: LifecycleService
+    working: WorkingMemoryService
 
     on_close: list[Callable[[], None]] = field(default_factory=list)
 
@@ -240,6 +242,7 @@ def build_container(
             embedder=embedder,
             pause_ratio=settings.purge_pause_ratio,
         ),
+        working=WorkingMemoryService(store, policies),
     )
     container.lifecycle.seal_access_log = container.access_log.seal_tenant
     container.erasure.start_workflow = _workflow_starter(settings, container.erasure, container.on_close)

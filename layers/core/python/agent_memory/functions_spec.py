@@ -127,6 +127,20 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         permissions=("database", "extraction_queue_send", "transcripts_bucket"),
     ),
     FunctionSpec(
+        # Its own function, not session_close's: a hot path on every turn that needs the database
+        # only (no queue, no transcripts bucket), a small memory size and a short timeout.
+        name="working",
+        description="Working memory: an open session's short-lived values (hard TTL, masked, screened)",
+        trigger="api",
+        routes=(
+            Route("PUT", "/v1/sessions/{session_id}/working/{key}"),
+            Route("GET", "/v1/sessions/{session_id}/working"),
+            Route("DELETE", "/v1/sessions/{session_id}/working/{key}"),
+        ),
+        memory_mb=256,
+        timeout_s=10,
+    ),
+    FunctionSpec(
         name="extract",
         description="Extraction worker: SQS batch of closed sessions -> candidates -> write gateway",
         trigger="sqs",

@@ -148,6 +148,9 @@ class EventType(StrEnum):
     REINSTATED = "memory_reinstated"
     EMBEDDING_DEFERRED = "memory_embedding_deferred"
     POLICY_CHANGED = "policy_changed"
+    WORKING_WRITTEN = "working_memory_written"  # key, size, TTL; never the value
+    WORKING_DELETED = "working_memory_deleted"
+    WORKING_CLEARED = "working_memory_cleared"  # by the session's close or the subject's erasure
 
 
 class Flag(StrEnum):

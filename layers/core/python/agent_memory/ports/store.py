@@ -78,6 +78,29 @@ class RetrievalRow:
 
 
 @dataclass(frozen=True)
+class WorkingItem:
+    """One working-memory value as stored (masked). `value` is None where only the row's identity
+    was asked for (a delete, a clear); `live`: unexpired when it was read or deleted."""
+
+    key: str
+    value: Any
+    expires_at: datetime
+    subject_id: str
+    live: bool = True
+
+
+@dataclass(frozen=True)
+class WorkingSessionState:
+    """What a working-memory write must know about its session (live values only)."""
+
+    closed: bool  # the session was closed: its working memory ended with it
+    erasing: bool  # an erasure of the subject is running
+    other_subject: bool  # the session's live values belong to another subject
+    items: int  # live values besides the key being written
+    bytes: int  # and their size
+
+
+@dataclass(frozen=True)
 class IdempotentReply:
     fingerprint: str
     response: dict[str, Any]
@@ -104,6 +127,7 @@ class RetrievalReader(Protocol):
     def log_retrieval(
         self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
     ) -> str: ...
+    def live_working_items(self, *, session_id: str, subject_id: str) -> list[WorkingItem]: ...
 
 
 class TenantSession(RetrievalReader, Protocol):
@@ -185,6 +209,28 @@ class TenantSession(RetrievalReader, Protocol):
     def insert_session(self, **fields: Any) -> None: ...
     def update_session(self, session_id: str, **fields: Any) -> None: ...
     def unfinished_sessions(self, updated_before: datetime, limit: int) -> list[dict[str, Any]]: ...
+
+    # working memory: one open session's short-lived values (every read skips expired ones)
+    def lock_working_session(self, session_id: str, subject_id: str | None = None) -> None: ...
+    def working_session_state(self, session_id: str, subject_id: str, key: str) -> WorkingSessionState: ...
+    def put_working_item(
+        self,
+        *,
+        session_id: str,
+        subject_id: str,
+        key: str,
+        value: Any,
+        size: int,
+        ttl_seconds: int,
+        actor: str,
+    ) -> WorkingItem: ...
+    def working_items(self, session_id: str) -> list[WorkingItem]: ...
+    def delete_working_item(self, session_id: str, key: str) -> WorkingItem | None: ...
+    def clear_working_session(self, session_id: str) -> list[WorkingItem]: ...
+    def purge_subject_working(self, subject_id: str) -> int: ...
+    def count_subject_working(self, subject_id: str) -> int: ...
+    def sweep_expired_working(self, limit: int) -> int: ...
+    def count_expired_working(self) -> int: ...
 
     # outbox: messages recorded with the transaction that makes them true, sent after its commit
     def record_outbox(

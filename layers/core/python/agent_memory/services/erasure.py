@@ -26,7 +26,7 @@ from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.sessions import subject_prefix
 
-VERIFIED_LAYERS = ("records", "embeddings", "fulltext", "derived", "cache", "objects")
+VERIFIED_LAYERS = ("records", "embeddings", "fulltext", "derived", "cache", "objects", "working")
 
 
 class ErasureRequest(BaseModel):
@@ -199,6 +199,9 @@ class ErasureService:
     def _step_purge_derived(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
             counts = s.purge_subject_records(req["subject_id"], req["lineage_keys"])
+            # Working memory of the subject's open sessions, live or expired (the same transaction
+            # holds the subject's exclusive lock: no working write interleaves).
+            counts["working"] = s.purge_subject_working(req["subject_id"])
             s.append_events(
                 [
                     NewEvent(
@@ -231,6 +234,7 @@ class ErasureService:
     def _step_verify(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
             found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])
+            found["working"] = s.count_subject_working(req["subject_id"])
         found["objects"] = (
             self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"])) if self.objects else 0
         )
@@ -256,6 +260,7 @@ class ErasureService:
                 "embeddings": counts["purge_index"].get("count") or 0,
                 "derived": derived,
                 "objects": counts["purge_objects"].get("count") or 0,
+                "working": counts["purge_derived"].get("working") or 0,
                 "tombstones": counts["tombstone"].get("count") or 0,
                 "lineage_keys": len(current["lineage_keys"]),
                 "requested_at": current["created_at"].isoformat(),

@@ -44,6 +44,7 @@ class PurgeReport:
     access_events_sealed: int = 0
     reindexed: int = 0
     overdue_erasures: int = 0
+    working_expired: int = 0  # expired working-memory rows swept (reads never returned them anyway)
     batches: int = 0
     longest_batch_ms: float = 0.0
     tenants: list[str] = field(default_factory=list)
@@ -112,6 +113,8 @@ class LifecycleService:
             report.expired += counts["expire"]
             report.deleted += counts["delete"]
             report.held += counts["held"]
+            with self.store.tenant(tenant) as s:
+                report.working_expired += s.count_expired_working()
             return
         for step in ("expire", "delete"):
             after = ""  # keyset: each batch starts where the last one ended, not at the first id again
@@ -155,6 +158,18 @@ class LifecycleService:
             report.held += s.count_purgeable(now, archive_cutoff, candidate_cutoff)["held"]
             report.overdue_erasures += len(s.overdue_erasures(now))
         report.transcripts_deleted += self._expire_transcripts(tenant, now)
+        report.working_expired += self._sweep_working(tenant)
+
+    def _sweep_working(self, tenant: str) -> int:
+        """Delete expired working-memory rows in batches. Housekeeping only: the TTL is enforced
+        by every read's own SQL, so nothing here decides what is shown."""
+        swept = 0
+        while True:
+            with self.store.tenant(tenant) as s:
+                n = s.sweep_expired_working(self.batch_size)
+            swept += n
+            if n < self.batch_size:
+                return swept
 
     def _expire_transcripts(self, tenant: str, now: datetime) -> int:
         if self.objects is None:

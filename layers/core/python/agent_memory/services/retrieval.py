@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -34,7 +35,14 @@ from agent_memory.domain.sanitize import MaskedText
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
-from agent_memory.ports.store import MemoryStore, NewEvent, RetrievalReader, RetrievalRow, TenantSession
+from agent_memory.ports.store import (
+    MemoryStore,
+    NewEvent,
+    RetrievalReader,
+    RetrievalRow,
+    TenantSession,
+    WorkingItem,
+)
 from agent_memory.ports.system_of_record import (
     LiveValue,
     SystemOfRecord,
@@ -64,6 +72,13 @@ class RetrieveRequest(BaseModel):
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
     types: list[MemoryType] | None = Field(default=None, max_length=7)
+    session_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ID_MAX_LENGTH,
+        pattern=ID_PATTERN,
+        description="the open session: its live working values come back as section `working`",
+    )
     slots: list[SlotName] | None = Field(
         default=None,
         max_length=20,
@@ -105,6 +120,7 @@ class Retrieval:
     ticket_not_found: bool = False
     timings_ms: dict[str, float] = field(default_factory=dict)
     candidates: int = 0
+    working: list[dict[str, Any]] | None = None  # the session's working values shown (session_id given)
 
     def public_view(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -122,6 +138,8 @@ class Retrieval:
             out["ticket_unavailable"] = True
         if self.ticket_not_found:
             out["ticket_not_found"] = True
+        if self.working is not None:
+            out["working"] = self.working
         return out
 
 
@@ -170,16 +188,26 @@ class RetrievalBroker:
                 ticket_id=request.ticket_id,
             )
             timings["db"] = (time.perf_counter() - t1) * 1000
+            # The session's working values: one more statement, only when a session is named.
+            working = (
+                reader.live_working_items(session_id=request.session_id, subject_id=request.subject_id)
+                if request.session_id
+                else []
+            )
             ranking = self._rank(rows, policy, top_k, now)
             if not (ranking.owned or request.ticket_id):  # nothing to ask the system of record
-                result = self._compose(principal, request, policy, ranking, top_k, max_tokens, _Live())
+                result = self._compose(
+                    principal, request, policy, ranking, top_k, max_tokens, _Live(), working=working
+                )
                 _decisions(result)  # none: no memory in a slot the system of record owns
                 self._log_access(reader, principal, request, result)
         if ranking.owned or request.ticket_id:
             # The system of record is called with no connection held: a slow answer holds no
             # database connection, and the local adapter's own connection can never wait on ours.
             live = self._live(principal, request, ranking)
-            result = self._compose(principal, request, policy, ranking, top_k, max_tokens, live)
+            result = self._compose(
+                principal, request, policy, ranking, top_k, max_tokens, live, working=working
+            )
             with self.store.tenant(principal.tenant_id, reuse_plans=True) as session:
                 self._record(session, principal, request, result)
         timings["total"] = (time.perf_counter() - t0) * 1000
@@ -301,6 +329,11 @@ class RetrievalBroker:
                 "ticket_unavailable": result["ticket_unavailable"],
                 "ticket_not_found": result["ticket_not_found"],
                 "tokens": result["tokens"],
+                **(
+                    {"session_id": request.session_id, "working_items": len(result["working"] or [])}
+                    if request.session_id
+                    else {}
+                ),
             },
         )
 
@@ -400,6 +433,8 @@ class RetrievalBroker:
         top_k: int,
         max_tokens: int,
         live: _Live,
+        *,
+        working: Sequence[WorkingItem] = (),
     ) -> dict[str, Any]:
         excluded: dict[str, int] = {}
 
@@ -492,7 +527,12 @@ class RetrievalBroker:
             )
             for c, section in ordered
         ]
-        assembled = assemble(request.subject_id, pinned, lines, max_tokens, pinned_tokens=floor_tokens)
+        # The session's working values come first for the budget (its own current state, bounded by
+        # the policy), and count in the budget, never in top_k.
+        working_lines = [ContextLine(f"working:{w.key}", "working", render_working(w)) for w in working]
+        assembled = assemble(
+            request.subject_id, pinned, [*working_lines, *lines], max_tokens, pinned_tokens=floor_tokens
+        )
         if assembled.dropped:
             exclude("budget", len(assembled.dropped))
         kept = set(assembled.included)
@@ -517,6 +557,11 @@ class RetrievalBroker:
             "tokens": assembled.tokens,
             "memories": memories,
             "live": live_view,
+            "working": (
+                [working_view(w) for w in working if f"working:{w.key}" in kept]
+                if request.session_id
+                else None
+            ),
             "excluded": excluded,
             "live_unavailable": live.account_unavailable,
             "ticket_unavailable": live.ticket_unavailable,
@@ -758,6 +803,19 @@ def render_ticket(t: TicketState) -> str:
         f"- ticket {_live_text(t.ticket_id)}: status={_live_text(t.status)} priority={_live_text(t.priority or '-')}"
         f" owner={_live_text(t.owner or '-')} last_update={when}"
     )
+
+
+def render_working(w: WorkingItem) -> str:
+    """A working value as data: key and compact JSON on one escaped line, with its expiry."""
+    value = json.dumps(w.value, ensure_ascii=False, separators=(",", ":"))
+    return (
+        f"- {escape_text(w.key)} = {escape_text(value)} "
+        f"(working memory of this session; expires {w.expires_at.isoformat(timespec='seconds')})"
+    )
+
+
+def working_view(w: WorkingItem) -> dict[str, Any]:
+    return {"key": w.key, "value": w.value, "expires_at": w.expires_at.isoformat()}
 
 
 def render_live(lv: LiveValue) -> str:

@@ -28,6 +28,7 @@ from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.outbox import EXTRACT, OutboxRelay, extraction_key, extraction_message
+from agent_memory.services.working import working_cleared_events
 
 
 class CloseSessionRequest(BaseModel):
@@ -109,6 +110,11 @@ class SessionService:
                 s.record_outbox(outbox_key, EXTRACT, message, rearm=True)
                 # Inside the transaction: if storing fails, the close is not recorded and can be retried.
                 self.objects.put_json(key, transcript)
+            # The session's working memory ends with it (the transcript is the only way from working
+            # to long-term memory); under the session's lock, so no write lands after the close.
+            cleared = s.clear_working_session(session_id)
+            if cleared:
+                s.append_events(working_cleared_events(principal.sub, session_id, cleared, "session_closed"))
         # After the commit, never before: a worker given the message must find the session.
         try:
             self.outbox.relay(principal.tenant_id, outbox_key)

@@ -17,6 +17,7 @@ from agent_memory.adapters.postgres.database import Database
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
 from agent_memory.adapters.postgres.ticket_scope import TicketScopeQueries
 from agent_memory.adapters.postgres.tsvector import tsvector_counts
+from agent_memory.adapters.postgres.working import WorkingMemoryQueries
 from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
@@ -55,7 +56,7 @@ def row_to_record(row: dict[str, Any]) -> MemoryRecord:
     return MemoryRecord.model_validate(data)
 
 
-class PostgresTenantSession(LifecycleQueries, ContestedQueries, TicketScopeQueries):
+class PostgresTenantSession(LifecycleQueries, ContestedQueries, TicketScopeQueries, WorkingMemoryQueries):
     """One tenant-scoped transaction (see Database.tenant_transaction)."""
 
     def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
@@ -760,8 +761,9 @@ def _as_array(v: Any) -> np.ndarray | None:
 
 
 class PostgresRetrievalReader:
-    """Only the two calls that scope the tenant themselves: any other statement on this autocommit
-    connection would see no tenant under row-level security, and so nothing."""
+    """Only the calls that scope the tenant themselves (candidates, the access event, a session's
+    working values): any other statement on this autocommit connection would see no tenant under
+    row-level security, and so nothing."""
 
     def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
         self.conn = conn  # for checks of what the calls leave on it
@@ -769,6 +771,7 @@ class PostgresRetrievalReader:
         self._calls = PostgresTenantSession(conn, tenant_id)
         self.retrieval_candidates = self._calls.retrieval_candidates
         self.log_retrieval = self._calls.log_retrieval
+        self.live_working_items = self._calls.live_working_items
 
 
 class PostgresStore:
