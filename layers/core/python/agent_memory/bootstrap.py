@@ -241,6 +241,7 @@ def build_container(
             transcript_ttl_days=settings.transcript_ttl_days,
             embedder=embedder,
             pause_ratio=settings.purge_pause_ratio,
+            system_of_record=sor,
         ),
         working=WorkingMemoryService(store, policies),
     )

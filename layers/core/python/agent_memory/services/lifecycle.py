@@ -23,6 +23,7 @@ from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore, NewEvent
+from agent_memory.ports.system_of_record import SystemOfRecord, SystemOfRecordUnavailable
 from agent_memory.services.authorization import require_mutation, visible
 from agent_memory.services.policies import PolicyRegistry
 
@@ -44,6 +45,8 @@ class PurgeReport:
     access_events_sealed: int = 0
     reindexed: int = 0
     overdue_erasures: int = 0
+    ticket_memories_bounded: int = 0  # ticket-scoped memories given an end by their resolved ticket
+    contest_marks_settled: int = 0  # `contested` markers left on records nothing contests any more
     working_expired: int = 0  # expired working-memory rows swept (reads never returned them anyway)
     batches: int = 0
     longest_batch_ms: float = 0.0
@@ -67,6 +70,7 @@ class LifecycleService:
         transcript_ttl_days: int,
         seal_access_log: Callable[[str], int] | None = None,
         embedder: Embedder | None = None,
+        system_of_record: SystemOfRecord | None = None,
         clock: Callable[[], datetime] = utcnow,
         batch_size: int = 1000,
         pause_ratio: float = 0.0,
@@ -78,6 +82,7 @@ class LifecycleService:
         self.transcript_ttl_days = transcript_ttl_days
         self.seal_access_log = seal_access_log
         self.embedder = embedder
+        self.system_of_record = system_of_record
         self.clock = clock
         self.batch_size = batch_size
         self.pause_ratio = pause_ratio
@@ -89,7 +94,11 @@ class LifecycleService:
         report = PurgeReport(dry_run=dry_run)
         for tenant in tenants or list(self.store.tenants()):
             report.tenants.append(tenant)
+            if not dry_run:  # before the expire step: a memory whose ticket ended long ago goes tonight
+                report.ticket_memories_bounded += self.bound_resolved_tickets(tenant)
             self._purge_tenant(tenant, report, dry_run=dry_run)
+            if not dry_run:
+                report.contest_marks_settled += self.settle_contest_marks(tenant)
             if consolidate and not dry_run:
                 self.consolidate(tenant, report)
             if self.seal_access_log and not dry_run:
@@ -286,6 +295,88 @@ class LifecycleService:
             done += len(records)
             if len(records) < batch:
                 return done
+
+    # -- ticket-scoped memory and contested markers ----------------------------------
+    def bound_resolved_tickets(self, tenant: str) -> int:
+        """Ticket-scoped memories end `ticket_memory_retention_days` after their ticket resolves
+        (seed 001's task memory). Each (subject, ticket) with active ticket-scoped memories is asked
+        of the system of record, with no database connection held; a ticket in one of the policy's
+        resolved statuses bounds their expiry at its resolution (its last update, never later than
+        now) plus the retention, and the expire step retires them once that has passed. An earlier
+        expiry stands. A ticket the system of record cannot answer for now is asked again on the
+        next run; one it does not know keeps its memories as they are (their type's TTL applies)."""
+        if self.system_of_record is None:
+            return 0
+        policy = self.policies.for_tenant(tenant)
+        now = self.clock()
+        retention = timedelta(days=policy.ticket_memory_retention_days)
+        bounded = 0
+        after = ("", "")
+        while True:
+            with self.store.tenant(tenant) as s:
+                scopes = s.open_ticket_scopes(self.batch_size, after)
+            ended: list[tuple[str, str, datetime]] = []
+            for scope in scopes:
+                subject_id, ticket_id = scope["subject_id"], scope["ticket_id"]
+                try:
+                    ticket = self.system_of_record.ticket(tenant, subject_id, ticket_id)
+                except SystemOfRecordUnavailable as exc:
+                    logger.warning(
+                        "ticket state unavailable; asked again next run", extra={"error": str(exc)}
+                    )
+                    continue
+                status = (ticket.status or "").strip().casefold() if ticket is not None else ""
+                if ticket is None or status not in policy.ticket_resolved_statuses:
+                    continue
+                resolved_at = min(ticket.updated_at or now, now)
+                ended.append((subject_id, ticket_id, resolved_at + retention))
+            if ended:
+                with self.store.tenant(tenant) as s:
+                    events = []
+                    for subject_id, ticket_id, end in ended:
+                        for memory_id in s.bound_ticket_memories(subject_id, ticket_id, end):
+                            events.append(
+                                NewEvent(
+                                    EventType.UPDATED.value,
+                                    "lifecycle",
+                                    memory_id,
+                                    subject_id,
+                                    "ticket_resolved_expiry_set",
+                                    {
+                                        "expires_at": end.isoformat(),
+                                        "retention_days": policy.ticket_memory_retention_days,
+                                    },
+                                )
+                            )
+                    if events:
+                        s.append_events(events)
+                    bounded += len(events)
+            if len(scopes) < self.batch_size:
+                return bounded
+            after = (scopes[-1]["subject_id"], scopes[-1]["ticket_id"])
+
+    def settle_contest_marks(self, tenant: str) -> int:
+        """A `contested` marker left on an active record whose contesting record went without a
+        reviewer's decision (it expired, was erased or deleted) is cleared, audited."""
+        with self.store.tenant(tenant) as s:
+            stale = s.stale_contest_marks(self.batch_size)
+            for row in stale:
+                s.settle_slot_contest(row["subject_id"], row["slot"])
+            if stale:
+                s.append_events(
+                    [
+                        NewEvent(
+                            EventType.UPDATED.value,
+                            "lifecycle",
+                            row["id"],
+                            row["subject_id"],
+                            "contest_ended_without_review",
+                            {"contested": False},
+                        )
+                        for row in stale
+                    ]
+                )
+        return len(stale)
 
     # -- legal hold ----------------------------------------------------------------
     def set_subject_hold(
