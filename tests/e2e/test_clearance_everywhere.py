@@ -95,7 +95,12 @@ def requests_for_every_route(world) -> dict[tuple[str, str], list[tuple[str, obj
             ("/v1/memories", {**duplicate, "sensitivity": "internal"}),
         ],
         ("POST", "/v1/memories/{memory_id}/close"): [(f"/v1/memories/{rid}/close", {"outcome": "done"})],
+        ("POST", "/v1/memories/{memory_id}/revalidate"): [(f"/v1/memories/{rid}/revalidate", None)],
         ("GET", "/v1/memories/{memory_id}"): [(f"/v1/memories/{rid}", None), (f"/v1/memories/{vid}", None)],
+        ("DELETE", "/v1/memories/{memory_id}"): [
+            (f"/v1/memories/{rid}", {"reason": "customer request"}),
+            (f"/v1/memories/{cid}", {"reason": "customer request"}),
+        ],
         ("GET", "/v1/subjects/{subject_id}/memories"): [
             (f"/v1/subjects/{SUBJECT}/memories", None),
             (f"/v1/subjects/{SUBJECT}/memories?status=pending_approval", None),
@@ -121,7 +126,11 @@ def requests_for_every_route(world) -> dict[tuple[str, str], list[tuple[str, obj
             ("/v1/retrieve", {"subject_id": SUBJECT, "query": "what is the account risk rating?"}),
             (
                 "/v1/retrieve",
-                {"subject_id": SUBJECT, "query": "what is the account risk rating?", "session_id": "S-CLR-WM"},
+                {
+                    "subject_id": SUBJECT,
+                    "query": "what is the account risk rating?",
+                    "session_id": "S-CLR-WM",
+                },
             ),
         ],
         ("POST", "/v1/resolutions/search"): [("/v1/resolutions/search", {"query": "account risk rating"})],
@@ -144,6 +153,10 @@ def requests_for_every_route(world) -> dict[tuple[str, str], list[tuple[str, obj
         ("POST", "/v1/subjects/{subject_id}/legal-hold"): [],  # answers with the subject, no record
         ("POST", "/v1/memories/{memory_id}/legal-hold"): [
             (f"/v1/memories/{rid}/legal-hold", {"hold": True, "reason": "lit"})
+        ],
+        ("GET", "/v1/subjects/{subject_id}/export"): [
+            (f"/v1/subjects/{SUBJECT}/export", None),
+            (f"/v1/subjects/{SUBJECT}/export?limit=10", None),
         ],
     }
 

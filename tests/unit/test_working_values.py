@@ -4,7 +4,12 @@ where an instruction is, and the size is the stored JSON's."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_memory.domain.working import instruction_at, key_carries_identifier, mask_working_value, value_bytes
+from agent_memory.domain.working import (
+    instruction_at,
+    key_carries_identifier,
+    mask_working_value,
+    value_bytes,
+)
 
 CARD = "4111 1111 1111 1111"
 json_values = st.recursive(
@@ -15,7 +20,9 @@ json_values = st.recursive(
 
 
 def test_a_card_is_masked_in_a_string_a_number_and_a_dictionary_key():
-    prepared = mask_working_value({"note": f"card {CARD}", "n": 4111111111111111, CARD: "key", "list": [CARD]})
+    prepared = mask_working_value(
+        {"note": f"card {CARD}", "n": 4111111111111111, CARD: "key", "list": [CARD]}
+    )
     assert "4111" not in str(prepared.value)
     assert prepared.masked_kinds  # which kinds were masked, for the audit event
     assert prepared.bytes == value_bytes(prepared.value)
