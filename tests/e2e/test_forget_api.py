@@ -303,4 +303,5 @@ def test_bad_input_is_422_naming_the_field_and_deletes_nothing(api, t, container
     assert reply.status == 422 and reply.body["error"]["field"] == field, reply.body
     assert layers(container, mid)["status"] == "active"
     missing = api.request("DELETE", f"/v1/memories/{mid}", None, token=t["agent"])
-    assert missing.status == 422 and layers(container, mid)["status"] == "active"
+    assert missing.status == 422 and missing.body["error"]["field"] == "reason", missing.body
+    assert layers(container, mid)["status"] == "active"
