@@ -22,7 +22,9 @@ from agent_memory.ports.system_of_record import SystemOfRecord
 from agent_memory.services.access_log import AccessLogSealer
 from agent_memory.services.commitments import CommitmentService
 from agent_memory.services.erasure import ErasureService, LocalErasureRunner
+from agent_memory.services.export import ExportService
 from agent_memory.services.extraction import ExtractionWorker
+from agent_memory.services.forget import ForgetService
 from agent_memory.services.lifecycle import LifecycleService
 from agent_memory.services.outbox import OutboxRelay
 from agent_memory.services.policies import PolicyAdmin, PolicyRegistry
@@ -56,6 +58,8 @@ class Container:
     extraction: ExtractionWorker
     erasure: ErasureService
     lifecycle: LifecycleService
+    forget: ForgetService
+    export: ExportService
     working: WorkingMemoryService
 
     on_close: list[Callable[[], None]] = field(default_factory=list)
@@ -244,6 +248,8 @@ def build_container(
             system_of_record=sor,
         ),
         working=WorkingMemoryService(store, policies),
+        forget=ForgetService(store),
+        export=ExportService(store, policies),
     )
     container.lifecycle.seal_access_log = container.access_log.seal_tenant
     container.erasure.start_workflow = _workflow_starter(settings, container.erasure, container.on_close)

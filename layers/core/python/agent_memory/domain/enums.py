@@ -42,6 +42,7 @@ class Status(StrEnum):
     SUPERSEDED = "superseded"
     EXPIRED = "expired"
     TOMBSTONED = "tombstoned"
+    DELETED = "deleted"  # forgotten on request: the row stays, without content
 
 
 REVIEWABLE_STATUSES = frozenset({Status.PENDING_APPROVAL, Status.CONTESTED})
@@ -151,6 +152,9 @@ class EventType(StrEnum):
     WORKING_WRITTEN = "working_memory_written"  # key, size, TTL; never the value
     WORKING_DELETED = "working_memory_deleted"
     WORKING_CLEARED = "working_memory_cleared"  # by the session's close or the subject's erasure
+    REVALIDATION_DUE = "memory_revalidation_due"
+    REVALIDATED = "memory_revalidated"
+    SUBJECT_EXPORTED = "subject_exported"
 
 
 class Flag(StrEnum):

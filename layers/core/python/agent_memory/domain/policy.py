@@ -53,6 +53,11 @@ class PolicyProfile(BaseModel):
     retrieval_max_tokens: int = Field(default=2048, ge=64, le=200_000)
     envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
     legal_hold_exempts_erasure: bool = False
+    # Identical refusals (same actor, route and reason) and failed retrievals are written to the audit
+    # chain at most once per this many seconds each; the ones in between are counted in the next.
+    refusal_audit_window_seconds: int = Field(default=60, ge=10, le=3600)
+    # A subject's export is read in pages of at most this many entries (the default page size too).
+    export_page_size: int = Field(default=200, ge=10, le=1000)
     # Working memory (one open session's short-lived values): the TTL a value gets when the caller
     # names none, the longest a caller may ask for, and how much one session may hold at once.
     working_ttl_seconds: int = Field(default=300, ge=1, le=86_400)
