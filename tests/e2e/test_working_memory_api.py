@@ -5,6 +5,7 @@ their own section inside the budget, and cleared by the session's close and the 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -465,3 +466,40 @@ def test_the_openapi_document_shows_the_routes_with_typed_shapes(api):
     schemas = spec["components"]["schemas"]
     assert {"WorkingPutRequest", "WorkingItemView", "WorkingSessionView"} <= set(schemas)
     assert set(schemas["WorkingItemView"]["properties"]) == {"key", "value", "expires_at"}
+
+
+def test_the_bounds_hold_under_concurrent_writes(api, t, database_url):
+    # Given a policy of three values per session
+    changed = api.put(
+        "/v1/policy", {"profile": "crm", "overrides": {"working_max_items": 3}}, token=t["admin"]
+    )
+    assert changed.status == 200, changed.body
+    try:
+        # When eight agents write eight keys to one session at once
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(
+                pool.map(lambda i: put(api, t["agent"], "S-WM-RACE", f"k{i}", i).status, range(8))
+            )
+        # Then exactly three are kept, and the others are refused
+        assert sorted(statuses) == [200] * 3 + [422] * 5, statuses
+        assert len(stored_rows(database_url, "S-WM-RACE")) == 3
+    finally:
+        assert api.put("/v1/policy", {"profile": "crm"}, token=t["admin"]).status == 200
+
+
+def test_a_token_bound_to_other_subjects_neither_writes_nor_reads_them(api, t, database_url):
+    from agent_memory.api.identity import issue_token
+
+    bound = issue_token(
+        api.secret, tenant_id=TENANT, sub="agent-b", roles=["agent"], subjects=["CUST-WM-MINE"]
+    )
+    assert put(api, t["agent"], "S-WM-BOUND", "a", "theirs", subject="CUST-WM-THEIRS").status == 200
+    # A write for another subject is refused, and nothing is written
+    refused = put(api, bound, "S-WM-BOUND-2", "a", "x", subject="CUST-WM-THEIRS")
+    assert refused.status == 403, refused.body
+    assert stored_rows(database_url, "S-WM-BOUND-2") == []
+    # Another subject's session reads as an unknown one
+    assert listed(api, bound, "S-WM-BOUND") == listed(api, bound, "S-WM-NEVER") | {"session_id": "S-WM-BOUND"}
+    # And its own subject works as usual
+    assert put(api, bound, "S-WM-BOUND-3", "a", "mine", subject="CUST-WM-MINE").status == 200
+    assert [i["value"] for i in listed(api, bound, "S-WM-BOUND-3")["items"]] == ["mine"]
