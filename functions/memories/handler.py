@@ -12,8 +12,10 @@ from agent_memory.api.http import create_app, current_principal, json_response
 from agent_memory.bootstrap import get_container
 from agent_memory.domain.commitments import CommitmentOutcome
 from agent_memory.domain.enums import MemoryType, Status
+from agent_memory.domain.errors import InvalidRequest
 from agent_memory.domain.records import MemoryWrite
 from agent_memory.observability import logger, metrics, tracer
+from agent_memory.services.forget import ForgetReply, ForgetRequest
 
 app = create_app()
 
@@ -49,9 +51,44 @@ def close_commitment(memory_id: str, body: CloseCommitment) -> dict[str, Any]:
     return {"memory": record.public_view()}
 
 
+class RevalidatedMemory(BaseModel):
+    """The memory just confirmed, every field of the record (GET /v1/memories/{id} without the
+    history); the ones this route changes are named."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    subject_id: str
+    type: MemoryType
+    status: Status
+    last_validated_at: datetime = Field(description="now: when this confirmation was recorded")
+    needs_revalidation: bool = Field(description="false: the confirmation clears the flag")
+    verified: bool
+
+
+@app.post(
+    "/v1/memories/<memory_id>/revalidate",
+    summary="Confirm a memory is still true: last_validated_at becomes now, needs_revalidation clears",
+)
+def revalidate_memory(memory_id: str) -> RevalidatedMemory:
+    record = get_container().lifecycle.revalidate(current_principal(app), memory_id)
+    return RevalidatedMemory.model_validate(record.public_view())
+
+
 @app.get("/v1/memories/<memory_id>", summary="One memory with its version chain")
 def get_memory(memory_id: str) -> dict[str, Any]:
     return get_container().reads.get_memory(current_principal(app), memory_id)
+
+
+@app.delete(
+    "/v1/memories/<memory_id>",
+    summary="Forget one memory on the customer's request: content, value, vectors and full-text entry "
+    "removed at once, a content-free entry kept in its history, a tombstone against its return",
+)
+def delete_memory(memory_id: str, body: ForgetRequest | None = None) -> ForgetReply:
+    if body is None:  # no body at all: say which field is missing, as for an empty object
+        raise InvalidRequest("reason: Field required", field="reason")
+    return get_container().forget.forget(current_principal(app), memory_id, body)
 
 
 @app.get("/v1/subjects/<subject_id>/memories", summary="A subject's memories, newest first")

@@ -67,7 +67,9 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         routes=(
             Route("POST", "/v1/memories"),
             Route("POST", "/v1/memories/{memory_id}/close"),
+            Route("POST", "/v1/memories/{memory_id}/revalidate"),
             Route("GET", "/v1/memories/{memory_id}"),
+            Route("DELETE", "/v1/memories/{memory_id}"),
             Route("GET", "/v1/subjects/{subject_id}/memories"),
         ),
         permissions=("database", "openai_secret"),
@@ -157,6 +159,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             Route("GET", "/v1/erasures/{erasure_id}"),
             Route("POST", "/v1/subjects/{subject_id}/legal-hold"),
             Route("POST", "/v1/memories/{memory_id}/legal-hold"),
+            Route("GET", "/v1/subjects/{subject_id}/export"),
         ),
         permissions=("database", "erasure_state_machine_start"),
     ),

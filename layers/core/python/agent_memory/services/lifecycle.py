@@ -1,5 +1,5 @@
 """Nightly lifecycle: TTL purge, hard delete after the archive window, transcript
-expiry, legal holds, consolidation, and sealing of access events.
+expiry, revalidation by age, legal holds, consolidation, and sealing of access events.
 
 Every pass is batched and idempotent: a crash midway leaves committed batches
 done and the next run picks up the rest.
@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.domain.enums import EventType, Role
-from agent_memory.domain.errors import NotFound
-from agent_memory.domain.records import Principal, utcnow
+from agent_memory.domain.enums import EventType, MemoryType, Role, Status
+from agent_memory.domain.errors import Conflict, NotFound
+from agent_memory.domain.policy import PolicyProfile
+from agent_memory.domain.records import MemoryRecord, Principal, utcnow
+from agent_memory.domain.revalidation import revalidation_cutoffs
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
@@ -45,9 +47,10 @@ class PurgeReport:
     access_events_sealed: int = 0
     reindexed: int = 0
     overdue_erasures: int = 0
+    working_expired: int = 0  # expired working-memory rows swept (reads never returned them anyway)
+    revalidation_flagged: int = 0
     ticket_memories_bounded: int = 0  # ticket-scoped memories given an end by their resolved ticket
     contest_marks_settled: int = 0  # `contested` markers left on records nothing contests any more
-    working_expired: int = 0  # expired working-memory rows swept (reads never returned them anyway)
     batches: int = 0
     longest_batch_ms: float = 0.0
     tenants: list[str] = field(default_factory=list)
@@ -119,6 +122,7 @@ class LifecycleService:
             with self.store.tenant(tenant) as s:
                 counts = s.count_purgeable(now, archive_cutoff, candidate_cutoff)
                 report.overdue_erasures += len(s.overdue_erasures(now))
+                report.revalidation_flagged += s.count_revalidation_due(*_due_arguments(policy, now))
             report.expired += counts["expire"]
             report.deleted += counts["delete"]
             report.held += counts["held"]
@@ -168,6 +172,74 @@ class LifecycleService:
             report.overdue_erasures += len(s.overdue_erasures(now))
         report.transcripts_deleted += self._expire_transcripts(tenant, now)
         report.working_expired += self._sweep_working(tenant)
+        report.revalidation_flagged += self.flag_revalidation_due(tenant, policy, now)
+
+    def flag_revalidation_due(self, tenant: str, policy: PolicyProfile, now: datetime) -> int:
+        """Flag `needs_revalidation` on the active records past the policy's revalidation age (from
+        the later of effective_at and last_validated_at), in batches, each with one audit event
+        per record. A flagged record stays flagged until confirmed (`revalidate`)."""
+        cutoffs, sor_slots = _due_arguments(policy, now)
+        ages = policy.revalidate_after_days
+        flagged = 0
+        after = ""
+        while True:
+            with self.store.tenant(tenant) as s:
+                rows = s.flag_revalidation_batch(cutoffs, sor_slots, self.batch_size, after)
+                if rows:
+                    s.append_events(
+                        [
+                            NewEvent(
+                                EventType.REVALIDATION_DUE.value,
+                                "lifecycle",
+                                r["id"],
+                                r["subject_id"],
+                                "revalidation_age_reached",
+                                {"type": r["type"], "revalidate_after_days": ages[MemoryType(r["type"])]},
+                            )
+                            for r in rows
+                        ]
+                    )
+            flagged += len(rows)
+            if len(rows) < self.batch_size:
+                return flagged
+            after = max(r["id"] for r in rows)
+
+    def revalidate(self, principal: Principal, memory_id: str) -> MemoryRecord:
+        """Confirm one active memory as still true: `last_validated_at` becomes now and the
+        `needs_revalidation` flag is cleared, audited. Above the caller's clearance looks absent.
+        A memory in a slot the system of record owns is still checked against the live value at
+        the next retrieval, and flagged again if it contradicts it."""
+        require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="revalidate memories")
+        now = self.clock()
+        with self.store.tenant(principal.tenant_id) as s:
+            record = visible(principal, s.get_record(memory_id, for_update=True))
+            if record is None:
+                raise NotFound(f"memory {memory_id} not found")
+            if record.status is not Status.ACTIVE:
+                raise Conflict(
+                    f"memory {memory_id} is {record.status.value}; only an active memory is revalidated"
+                )
+            confirmed = s.update_status(
+                record.id, record.status.value, last_validated_at=now, needs_revalidation=False
+            )
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.REVALIDATED.value,
+                        principal.sub,
+                        record.id,
+                        record.subject_id,
+                        "revalidated_by_caller",
+                        {
+                            "was_flagged": record.needs_revalidation,
+                            "previously_validated_at": record.last_validated_at.isoformat()
+                            if record.last_validated_at
+                            else None,
+                        },
+                    )
+                ]
+            )
+        return confirmed
 
     def _sweep_working(self, tenant: str) -> int:
         """Delete expired working-memory rows in batches. Housekeeping only: the TTL is enforced
@@ -425,6 +497,12 @@ class LifecycleService:
                 ]
             )
         return {"memory_id": memory_id, "legal_hold": hold}
+
+
+def _due_arguments(policy: PolicyProfile, now: datetime) -> tuple[dict[str, datetime], list[str]]:
+    """The store's view of the revalidation rule: per type its cutoff, and the slots not aged."""
+    cutoffs = {t.value: at for t, at in revalidation_cutoffs(policy, now).items()}
+    return cutoffs, sorted(policy.sor_slot_fields)
 
 
 def _vector(v: Any) -> np.ndarray:

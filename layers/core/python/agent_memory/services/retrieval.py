@@ -18,7 +18,13 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from agent_memory.domain.context import ContextLine, assemble, escape_text, minimum_tokens
+from agent_memory.domain.context import (
+    ContextLine,
+    assemble,
+    escape_text,
+    mark_needs_revalidation,
+    minimum_tokens,
+)
 from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
 from agent_memory.domain.ids import ID_MAX_LENGTH, ID_PATTERN, SubjectId
@@ -521,9 +527,17 @@ class RetrievalBroker:
         position = {id(c): i for i, c in enumerate(ranked)}
         rest.sort(key=lambda cs: position[id(cs[0])])
         ordered = sectioned + rest
+
+        def due(c: Candidate) -> bool:
+            """Flagged needs_revalidation (by age, or by a contradiction the live value, when read
+            now, no longer shows) and not being cleared by this retrieval."""
+            return row_of[c.record.id].needs_revalidation and c.record.id not in revalidated
+
         lines = [
             ContextLine(
-                c.record.id, section, render_memory(shown(c), contested=row_of[c.record.id].contested)
+                c.record.id,
+                section,
+                _marked(render_memory(shown(c), contested=row_of[c.record.id].contested), due(c)),
             )
             for c, section in ordered
         ]
@@ -537,7 +551,11 @@ class RetrievalBroker:
             exclude("budget", len(assembled.dropped))
         kept = set(assembled.included)
         memories = [
-            {**memory_view(c, shown(c), section), "contested": row_of[c.record.id].contested}
+            {
+                **memory_view(c, shown(c), section),
+                "contested": row_of[c.record.id].contested,
+                "needs_revalidation": due(c),
+            }
             for c, section in ordered
             if c.record.id in kept
         ]
@@ -759,6 +777,10 @@ def _normal(value: Any) -> Decimal | str:
 
 def _date(dt: datetime | None) -> str:
     return dt.date().isoformat() if dt else "unknown"
+
+
+def _marked(line: str, needs_revalidation: bool) -> str:
+    return mark_needs_revalidation(line) if needs_revalidation else line
 
 
 CONTESTED_NOTE = "; contested: a lower-authority source disagrees, awaiting review"

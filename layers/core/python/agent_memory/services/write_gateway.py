@@ -307,6 +307,17 @@ class WriteGateway:
                 )
             if keep_vector and sentence_embeddings is not None and len(sentence_embeddings):
                 session.insert_sentences(record.id, record.subject_id, sentence_embeddings)
+            if record.needs_revalidation:  # admitted already past its revalidation age
+                events.append(
+                    NewEvent(
+                        EventType.REVALIDATION_DUE.value,
+                        principal.sub,
+                        record.id,
+                        clean.subject_id,
+                        "revalidation_age_reached",
+                        {"type": record.type.value, "effective_at": record.effective_at.isoformat()},
+                    )
+                )
             if Flag.EMBEDDING_PENDING.value in record.flags and keep_vector:
                 events.append(
                     NewEvent(
@@ -416,7 +427,11 @@ class WriteGateway:
             ),
             content_hash=chash,
             embedding_model=self.embedder.name if Flag.EMBEDDING_PENDING.value not in flags else None,
-            last_validated_at=now if decision is Decision.ADMITTED else None,
+            # Admitted from a verified source: confirmed now. Otherwise never confirmed yet.
+            last_validated_at=now
+            if decision is Decision.ADMITTED and candidate.last_validated_at is not None
+            else None,
+            needs_revalidation=decision is Decision.ADMITTED and candidate.needs_revalidation,
         )
 
 
