@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -13,13 +13,16 @@ from psycopg.rows import DictRow, tuple_row
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.contested import ContestedQueries
-from agent_memory.adapters.postgres.database import Database
+from agent_memory.adapters.postgres.database import REQUEST_BINDING, Database, _RequestBinding
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
+from agent_memory.adapters.postgres.refusals import RefusalQueries
+from agent_memory.adapters.postgres.subject_data import SubjectDataQueries
 from agent_memory.adapters.postgres.ticket_scope import TicketScopeQueries
 from agent_memory.adapters.postgres.tsvector import tsvector_counts
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
 from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType, Sensitivity
+from agent_memory.domain.errors import Forbidden
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
 from agent_memory.domain.ranking import CandidateFacts
 from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
@@ -30,6 +33,7 @@ from agent_memory.ports.store import (
     RetrievalRow,
     RetryableConflict,
 )
+from agent_memory.request_scope import bound_subjects
 
 RECORD_COLUMNS = (
     "id, tenant_id, subject_id, scope, ticket_id, session_id, type, category, slot, content, value, source, "
@@ -56,7 +60,14 @@ def row_to_record(row: dict[str, Any]) -> MemoryRecord:
     return MemoryRecord.model_validate(data)
 
 
-class PostgresTenantSession(LifecycleQueries, ContestedQueries, TicketScopeQueries, WorkingMemoryQueries):
+class PostgresTenantSession(
+    LifecycleQueries,
+    SubjectDataQueries,
+    WorkingMemoryQueries,
+    ContestedQueries,
+    TicketScopeQueries,
+    RefusalQueries,
+):
     """One tenant-scoped transaction (see Database.tenant_transaction)."""
 
     def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
@@ -98,11 +109,25 @@ class PostgresTenantSession(LifecycleQueries, ContestedQueries, TicketScopeQueri
                   AND {NOT_CLOSED_COMMITMENT}
                 ORDER BY created_at LIMIT 1) AS duplicate_id,
               EXISTS (SELECT 1 FROM tombstones
-                WHERE tenant_id = %(t)s AND (content_hash = %(h)s OR lineage_key = ANY(%(lk)s))) AS tombstoned,
+                WHERE tenant_id = %(t)s
+                  AND (content_hash = %(h)s
+                       -- an erased subject's lineage refuses everything drawn from it; one deleted
+                       -- memory's (memory_id set) only the same memory drawn again from it
+                       OR (lineage_key = ANY(%(lk)s)
+                           AND (memory_id IS NULL
+                                OR (subject_id = %(s)s AND memory_type = %(ty)s
+                                    AND slot IS NOT DISTINCT FROM %(slot)s))))) AS tombstoned,
               EXISTS (SELECT 1 FROM erasure_requests
                 WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'running') AS erasing
             """,
-            {"t": self.tenant_id, "s": subject_id, "slot": slot, "h": content_hash, "lk": list(lineage_keys)},
+            {
+                "t": self.tenant_id,
+                "s": subject_id,
+                "ty": memory_type,
+                "slot": slot,
+                "h": content_hash,
+                "lk": list(lineage_keys),
+            },
         ).fetchone()
         assert row is not None
         active = self.get_record(row["active_id"]) if row["active_id"] else None
@@ -779,9 +804,17 @@ class PostgresStore:
         self.db = db
 
     @contextmanager
-    def tenant(self, tenant_id: str, *, reuse_plans: bool = False) -> Iterator[PostgresTenantSession]:
+    def tenant(
+        self,
+        tenant_id: str,
+        *,
+        reuse_plans: bool = False,
+        subjects: Collection[str] | _RequestBinding | None = REQUEST_BINDING,
+    ) -> Iterator[PostgresTenantSession]:
+        """One tenant transaction; `subjects` as in Database.tenant_transaction (by default the
+        request's token binding)."""
         try:
-            with self.db.tenant_transaction(tenant_id, reuse_plans=reuse_plans) as conn:
+            with self.db.tenant_transaction(tenant_id, reuse_plans=reuse_plans, subjects=subjects) as conn:
                 yield PostgresTenantSession(conn, tenant_id)
         except (
             psycopg.errors.UniqueViolation,
@@ -789,11 +822,24 @@ class PostgresStore:
             psycopg.errors.DeadlockDetected,
         ) as exc:
             raise RetryableConflict(type(exc).__name__) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            # Row-level security refused a row this transaction wrote: with the tenant always set,
+            # that is a subject outside the token's binding (migration 0019). Refused the same way
+            # whether or not the subject exists.
+            if "row-level security" not in (exc.diag.message_primary or ""):
+                raise
+            raise Forbidden("this token is bound to other subjects") from exc
 
     @contextmanager
     def reader(self, tenant_id: str) -> Iterator[PostgresRetrievalReader]:
         """The read path's two calls, each one statement outside a transaction (they scope the
-        tenant themselves): `retrieval_candidates`, then `log_retrieval`."""
+        tenant themselves): `retrieval_candidates`, then `log_retrieval`. For a token bound to
+        subjects, inside one tenant transaction instead: the functions keep the tenant a
+        transaction set, and the binding set beside it applies to them (they set no binding)."""
+        if bound_subjects() is not None:
+            with self.tenant(tenant_id) as session:
+                yield PostgresRetrievalReader(session.conn, tenant_id)
+            return
         with self.db.statements() as conn:
             yield PostgresRetrievalReader(conn, tenant_id)
 
