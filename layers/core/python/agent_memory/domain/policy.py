@@ -164,9 +164,7 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
     if p.retrieval_max_tokens > p.envelope_tokens:
         out.append(("retrieval_max_tokens", f"exceeds the envelope of {p.envelope_tokens} tokens"))
     if p.working_ttl_seconds > p.working_max_ttl_seconds:
-        out.append(
-            ("working_ttl_seconds", f"exceeds working_max_ttl_seconds ({p.working_max_ttl_seconds})")
-        )
+        out.append(("working_ttl_seconds", f"exceeds working_max_ttl_seconds ({p.working_max_ttl_seconds})"))
     return out
 
 
