@@ -308,3 +308,23 @@ def test_a_utf16_body_is_a_400_naming_the_body(api, tokens):
         {"Content-Type": "application/json", "Authorization": f"Bearer {tokens['agent']}"},
     )
     assert status == 400 and json.loads(payload)["error"]["field"] == "body"
+
+
+@pytest.mark.parametrize("raw", [b"", b"[]", b'"text"', b"null", b"42"])
+def test_a_missing_or_non_object_body_is_422_naming_the_body(api, tokens, raw):
+    reply = api.post("/v1/retrieve", raw=raw, token=tokens["agent"])
+    assert reply.status == 422 and reply.body["error"]["field"] == "body", reply.body
+
+
+def test_a_session_dated_days_ahead_is_refused_at_close(api, tokens):
+    reply = api.post(
+        "/v1/sessions/S-FUTURE-1/close",
+        {
+            "subject_id": "FUT-1",
+            "occurred_at": "2099-01-01T00:00:00Z",
+            "turns": [{"speaker": "customer", "text": "Please email me."}],
+        },
+        token=tokens["agent"],
+    )
+    assert reply.status == 422 and reply.body["error"]["field"] == "occurred_at"
+    assert api.get("/v1/sessions/S-FUTURE-1", token=tokens["agent"]).status == 404

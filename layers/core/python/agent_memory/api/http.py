@@ -245,10 +245,12 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         first = errors[0] if errors else {}
         # The first element says where (body, query, path); a field may itself be named "query".
         raw_loc = list(first.get("loc", ()))
-        if raw_loc and raw_loc[0] in ("body", "query", "path"):
+        part = raw_loc[0] if raw_loc and raw_loc[0] in ("body", "query", "path") else None
+        if part is not None:
             raw_loc = raw_loc[1:]
         loc = [str(p) for p in raw_loc]
-        field = ".".join(loc) or None
+        # a body missing as a whole (or not an object) names the body itself
+        field = ".".join(loc) or ("body" if part == "body" else None)
         msg = first.get("msg", "invalid request")
         if first.get("type") == "json_invalid":
             field, msg = "body", "request body is not valid JSON"

@@ -338,20 +338,28 @@ scored AS (
                             WHEN 'preference' THEN %(hl_preference)s END), 1)) AS score
     FROM norm n
 ),
-sectioned AS (
+sectioned AS (  -- every section passes the relevance floor (no slot is asked for by name here)
   SELECT s.*, CASE
-      WHEN s.type = 'fact' AND s.authority = ANY(%(verified)s) THEN 'verified_facts'
       WHEN NOT (coalesce(s.dense, -1) >= %(floor)s OR s.lexical > 0) THEN NULL
+      WHEN s.type = 'fact' AND s.authority = ANY(%(verified)s) THEN 'verified_facts'
       WHEN s.authority_rank <= %(claim_rank)s OR s.type = 'sentiment' THEN 'unverified'
       WHEN s.type IN ('episode', 'observation') THEN 'supporting'
       ELSE 'relevant' END AS section
     FROM scored s
 ),
-picked AS MATERIALIZED (
+capped AS (  -- at most verified_cap verified facts
   SELECT * FROM (
-    SELECT x.*, row_number() OVER (PARTITION BY x.section ORDER BY x.score DESC, x.effective_at DESC, x.id) AS rn
+    SELECT x.*, row_number() OVER (PARTITION BY x.section = 'verified_facts'
+                                   ORDER BY x.score DESC, x.effective_at DESC, x.id) AS rn
       FROM sectioned x WHERE x.section IS NOT NULL) y
-   WHERE y.rn <= CASE WHEN y.section = 'verified_facts' THEN %(verified_cap)s ELSE %(k)s END
+   WHERE y.section <> 'verified_facts' OR y.rn <= %(verified_cap)s
+),
+picked AS MATERIALIZED (  -- top_k across all sections, verified facts first, then by rank
+  SELECT * FROM (
+    SELECT c.*, row_number() OVER (ORDER BY (c.section = 'verified_facts') DESC, c.score DESC,
+                                            c.effective_at DESC, c.id) AS g
+      FROM capped c) z
+   WHERE z.g <= %(k)s
 ),
 logged AS (
   INSERT INTO retrieval_log (tenant_id, id, subject_id, actor, memory_ids, payload)

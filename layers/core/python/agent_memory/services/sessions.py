@@ -11,17 +11,18 @@ lineage key `session:<id>`, and covered by erasure.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_memory.domain.admission import MAX_FUTURE_EFFECTIVE
 from agent_memory.domain.enums import Role
 from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge, Unavailable
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, MAX_TURNS, Turn
 from agent_memory.domain.hashing import request_fingerprint
 from agent_memory.domain.ids import ID_RULE, SubjectId, valid_id
-from agent_memory.domain.records import Principal
+from agent_memory.domain.records import Principal, utcnow
 from agent_memory.domain.sanitize import MaskedText, mask_identifiers
 from agent_memory.observability import logger
 from agent_memory.ports.messaging import ObjectStore
@@ -64,6 +65,12 @@ class SessionService:
             # Every memory extracted from the session carries its id: an id that cannot be stored
             # there is refused here, not discovered by the worker.
             raise InvalidRequest(f"session_id must be {ID_RULE}", field="session_id")
+        occurred_at = (
+            request.occurred_at if request.occurred_at.tzinfo else request.occurred_at.replace(tzinfo=UTC)
+        )
+        if occurred_at > utcnow() + MAX_FUTURE_EFFECTIVE:
+            # Every memory drawn from it would be refused for the same reason: say so now, at close.
+            raise InvalidRequest("occurred_at may lie at most one day after now", field="occurred_at")
         if self.outbox.queue is None or self.objects is None:
             raise Unavailable("the extraction queue is not configured")
         masked_turns = [
