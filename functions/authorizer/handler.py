@@ -1,21 +1,26 @@
 """API Gateway Lambda (REQUEST/TOKEN) authorizer: validates the bearer token and
 passes tenant_id, roles, sub and clearance to the handlers as context."""
 
-import os
 from typing import Any
 
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.api.identity import TokenRefused, authorizer_context, refused_context, verify_token
+from agent_memory.config import Settings
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.observability import logger
 
 
 def _secret() -> str:
-    if os.environ.get("MEMORY_JWT_SECRET"):
-        return os.environ["MEMORY_JWT_SECRET"]
-    return str(parameters.get_secret(os.environ["MEMORY_JWT_SECRET_ARN"], max_age=300))
+    """The signing secret from settings (MEMORY_JWT_SECRET), else from Secrets Manager
+    (MEMORY_JWT_SECRET_ARN, cached five minutes)."""
+    settings = Settings()
+    if settings.jwt_secret is not None:
+        return settings.jwt_secret.get_secret_value()
+    if not settings.jwt_secret_arn:
+        raise RuntimeError("the authorizer needs MEMORY_JWT_SECRET or MEMORY_JWT_SECRET_ARN")
+    return str(parameters.get_secret(settings.jwt_secret_arn, max_age=300))
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -8,8 +8,6 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agent_memory.adapters.sor.breaker import DEFAULT_COOLDOWN_S, DEFAULT_FAILURES
-
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MEMORY_", extra="ignore", populate_by_name=True)
@@ -45,6 +43,8 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, validation_alias="PORT", ge=0, le=65535)
     host: str = "127.0.0.1"
     jwt_secret: SecretStr | None = None
+    # In AWS: the Secrets Manager secret the authorizer reads the signing secret from.
+    jwt_secret_arn: str | None = None
     max_body_bytes: int = 2_097_152  # transport limit of the local front; each route enforces its own
 
     # Embeddings: the dimension is checked against the database at start.
@@ -63,8 +63,8 @@ class Settings(BaseSettings):
     sor_timeout_s: float = Field(default=0.5, gt=0, le=10)
     sor_cache_seconds: float = Field(default=60.0, ge=0, le=300)
     # After this many outages in a row, stop asking for sor_breaker_cooldown_s (then one trial).
-    sor_breaker_failures: int = Field(default=DEFAULT_FAILURES, ge=1, le=1000)
-    sor_breaker_cooldown_s: float = Field(default=DEFAULT_COOLDOWN_S, gt=0, le=600)
+    sor_breaker_failures: int = Field(default=5, ge=1, le=1000)
+    sor_breaker_cooldown_s: float = Field(default=30.0, gt=0, le=600)
 
     # AWS resources (locally: moto, started by `memory serve`, reached through aws_endpoint_url).
     aws_region: str = Field(default="us-east-1", validation_alias="AWS_REGION")

@@ -296,12 +296,6 @@ class LifecycleQueries:
             (self.tenant_id, limit),
         ).fetchall()
 
-    def set_embedding_only(self, memory_id: str, embedding: Any) -> None:
-        self.conn.execute(
-            "UPDATE memory_records SET embedding = %s WHERE tenant_id = %s AND id = %s",
-            (embedding, self.tenant_id, memory_id),
-        )
-
     def merge_into(self, keep_id: str, merge_ids: Sequence[str], now: datetime) -> None:
         """Fold duplicates into the canonical record: provenance kept, lineage unioned,
         shortest retention and strictest sensitivity inherited; the others are superseded."""

@@ -25,8 +25,8 @@ class CircuitOpen(SystemOfRecordUnavailable):
     """The system of record was not asked: it failed recently and is cooling down."""
 
 
-DEFAULT_FAILURES = 5  # Settings.sor_breaker_failures
-DEFAULT_COOLDOWN_S = 30.0  # Settings.sor_breaker_cooldown_s
+DEFAULT_FAILURES = 5  # the composition root passes Settings.sor_breaker_failures
+DEFAULT_COOLDOWN_S = 30.0  # the composition root passes Settings.sor_breaker_cooldown_s
 
 
 class Breaker:
