@@ -148,3 +148,15 @@ def test_memory_serve_refuses_to_start_with_a_weak_secret(monkeypatch, tmp_path,
     # When `memory serve` starts, Then it exits with a clear message before serving anything
     assert cli.main(["serve", "--port", "0"]) == 2
     assert "at least 32 bytes" in capsys.readouterr().err
+
+
+def test_an_invalid_token_says_which_check_failed_without_the_secret():
+    # Given tokens wrong in different ways
+    other = issue_token("o" * 40, tenant_id="acme", sub="u1", roles=["agent"])
+    no_sub = jwt.encode({"tenant_id": "acme", "roles": ["agent"], "exp": 4_102_444_800}, SECRET)
+    cases = {other: "signature", "not-a-token": "not a JWT", no_sub: "missing claim 'sub'"}
+    for token, said in cases.items():
+        # When verified, Then the message names the failed check, and never the secret
+        with pytest.raises(Unauthenticated) as refused:
+            verify_token(SECRET, token)
+        assert said in refused.value.message and SECRET not in refused.value.message

@@ -104,10 +104,22 @@ def verify_token(secret: str, token: str) -> dict[str, Any]:
     require_strong_secret(secret)
     try:
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["exp", "sub"]})
-    except (jwt.InvalidSignatureError, jwt.DecodeError, jwt.InvalidAlgorithmError) as exc:
-        raise Unauthenticated("invalid token") from exc
+    except jwt.InvalidSignatureError as exc:
+        # The commonest local mistake: a token minted with another data folder's secret.
+        raise Unauthenticated(
+            "invalid token: signature does not match this server's secret (mint it with `memory token`"
+            " using the same MEMORY_DATA_DIR or MEMORY_JWT_SECRET as the server)"
+        ) from exc
+    except jwt.InvalidAlgorithmError as exc:
+        raise Unauthenticated(f"invalid token: algorithm must be {ALGORITHM}") from exc
+    except jwt.DecodeError as exc:
+        raise Unauthenticated("invalid token: not a JWT (header.payload.signature)") from exc
     except jwt.ExpiredSignatureError as exc:
         raise _refusal(secret, token, "token expired") from exc
+    except jwt.MissingRequiredClaimError as exc:
+        raise _refusal(secret, token, f"invalid token: missing claim {exc.claim!r}") from exc
+    except jwt.ImmatureSignatureError as exc:
+        raise _refusal(secret, token, "invalid token: not valid yet (nbf or iat in the future)") from exc
     except jwt.InvalidTokenError as exc:
         raise _refusal(secret, token, "invalid token") from exc
     try:
