@@ -143,11 +143,22 @@ def cmd_invoke(args: argparse.Namespace) -> int:
     from agent_memory.functions_spec import by_name, load_handler_module
     from agent_memory.local.lambda_context import LocalLambdaContext
 
-    event = json.loads(Path(args.event).read_text())
+    try:
+        spec = by_name(args.function)
+    except KeyError as exc:
+        print(f"memory invoke: {exc.args[0]}", file=sys.stderr)
+        return 2
+    try:
+        event = json.loads(Path(args.event).read_text())
+    except OSError as exc:
+        print(f"memory invoke: cannot read {args.event}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"memory invoke: {args.event} is not JSON ({exc})", file=sys.stderr)
+        return 2
     settings, aws = with_local_aws(_settings())
     container = build_container(settings)
     set_container(container)
-    spec = by_name(args.function)
     try:
         result: Any = load_handler_module(spec).lambda_handler(
             event, LocalLambdaContext(function_name=spec.name)
@@ -222,9 +233,21 @@ def cmd_policy(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    from agent_memory.bench.cli import main as bench_main
+BENCH_MISSING = (
+    "memory bench: the benchmarks are a development package (benchmarks/memory_bench in the "
+    "repository) and are not installed here; run it from a checkout after `make install`"
+)
 
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """The benchmarks live outside the product (not in the Lambda layer): loaded only when present."""
+    try:
+        from memory_bench.cli import main as bench_main
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != "memory_bench":
+            raise
+        print(BENCH_MISSING, file=sys.stderr)
+        return 2
     return int(bench_main(args.bench_args) or 0)
 
 
@@ -274,7 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_sor_set)
 
     s = sub.add_parser(
-        "bench", help="benchmarks: write, retrieve, longmemeval, extraction, lifecycle", add_help=False
+        "bench",
+        help="benchmarks (development checkout only): write, retrieve, lifecycle, soak, extraction, ...",
+        add_help=False,
     )
     s.add_argument("bench_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_bench)
@@ -290,6 +315,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from agent_memory.api.identity import WeakSecret
 
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:
+        # Handed over whole: argparse's REMAINDER drops a leading option such as --help.
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+        return cmd_bench(argparse.Namespace(bench_args=argv[1:]))
     args = build_parser().parse_args(argv)
     if args.command != "serve":
         # one-shot commands print JSON; per-write INFO lines would drown it

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
-from agent_memory.domain.enums import EventType, Role, Status
+from agent_memory.domain.enums import VERIFIED_AUTHORITIES, EventType, Role, Status
 from agent_memory.domain.errors import InvalidRequest
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
@@ -91,10 +91,15 @@ class EventView(BaseModel):
 
 
 class ExportedMemory(MemoryRecord):
-    """A memory record as exported; a deleted one has no content and says when it was deleted."""
+    """A memory record as exported; a deleted one has no content and says when it was deleted.
+    `verified` (a property of every record) is part of the exported shape."""
 
-    verified: bool
     deleted_at: datetime | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def verified(self) -> bool:
+        return self.authority in VERIFIED_AUTHORITIES
 
 
 class SubjectExport(BaseModel):
@@ -273,7 +278,6 @@ def _memory_view(record: MemoryRecord) -> ExportedMemory:
     return ExportedMemory.model_validate(
         {
             **record.model_dump(),
-            "verified": record.verified,
             "deleted_at": record.valid_to if record.status is Status.DELETED else None,
         }
     )
