@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
-from agent_memory.bench.soak import FAULTS, Expectations, check_invariants, run
+from memory_bench.soak import FAULTS, Expectations, check_invariants, run
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agent_memory.bench import common as c
+from memory_bench import common as c
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,7 +73,7 @@ def test_copy_rows_match_the_copy_columns():
 
 
 def test_write_stream_is_distinct_and_mixes_types():
-    from agent_memory.bench.write import make_writes
+    from memory_bench.write import make_writes
 
     writes = make_writes(2000, 100, seed=3)
     types = Counter(w.type.value for w in writes)
@@ -83,7 +83,7 @@ def test_write_stream_is_distinct_and_mixes_types():
 
 
 def test_retrieval_workload_spreads_subjects_and_queries():
-    from agent_memory.bench.retrieve import make_workload, query_texts
+    from memory_bench.retrieve import make_workload, query_texts
 
     assert len(set(query_texts())) == len(c.QUERIES) * len(c.TOPICS)
     w = make_workload(25_000, 2000, seed=1)
@@ -96,7 +96,7 @@ def test_retrieval_workload_spreads_subjects_and_queries():
 # In `make test`: a benchmark nobody runs breaks unnoticed (the write bench did, session 3).
 @pytest.mark.integration
 def test_write_bench_smoke(tmp_path):
-    from agent_memory.bench.write import run_write_bench
+    from memory_bench.write import run_write_bench
 
     try:
         r = run_write_bench(
@@ -112,7 +112,7 @@ def test_write_bench_smoke(tmp_path):
 @pytest.fixture(scope="module")
 def retrieve_run(tmp_path_factory):
     """One tiny retrieve benchmark; its dataset is kept for the comparison below, then deleted."""
-    from agent_memory.bench.retrieve import run_retrieve_bench
+    from memory_bench.retrieve import run_retrieve_bench
 
     data_dir = tmp_path_factory.mktemp("bench") / "r"
     try:
@@ -171,7 +171,7 @@ def test_retrieve_bench_smoke(retrieve_run):
 
 @pytest.mark.integration
 def test_compare_bench_smoke_runs_two_checkouts_turn_by_turn(retrieve_run):
-    from agent_memory.bench.compare import compare
+    from memory_bench.compare import compare
 
     # Given the retrieve dataset and the same code as "old" and "new"
     _, data_dir = retrieve_run
@@ -194,7 +194,7 @@ def test_compare_bench_smoke_runs_two_checkouts_turn_by_turn(retrieve_run):
 
 @pytest.mark.integration
 def test_lifecycle_bench_smoke(tmp_path):
-    from agent_memory.bench.lifecycle import run_lifecycle_bench
+    from memory_bench.lifecycle import run_lifecycle_bench
 
     try:
         r = run_lifecycle_bench(
@@ -213,9 +213,9 @@ def test_explaining_the_candidates_function_twice_on_one_connection_leaves_nothi
 ):
     # Given a pool of one connection (the explain PREPAREs the function's query, which would outlive
     # the transaction)
-    from agent_memory.bench.retrieve import ExplainConn, candidate_call
     from agent_memory.bootstrap import build_container
     from agent_memory.config import Settings
+    from memory_bench.retrieve import ExplainConn, candidate_call
 
     settings = Settings(
         database_url=database_url,

@@ -343,8 +343,8 @@ def test_given_a_json_value_with_split_identifiers_when_masked_then_every_string
 
 # ------------------------------------------------------------------------------------- benchmark
 def test_given_the_labelled_identifier_corpus_when_benchmarked_then_every_type_meets_its_targets(capsys):
-    from agent_memory.bench.cli import main as bench_main
-    from agent_memory.bench.identifiers import run_identifier_bench
+    from memory_bench.cli import main as bench_main
+    from memory_bench.identifiers import run_identifier_bench
 
     # Given the corpus of identifiers as people type them, and ordinary numbers
     corpus = Path(__file__).resolve().parents[2] / "benchmarks" / "identifiers" / "identifiers.jsonl"

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_memory.adapters.extractors import RulesExtractor
-from agent_memory.bench.extraction import find_identifiers, predict_decision, run_extraction_bench
 from agent_memory.domain.enums import Authority, MemoryType
 from agent_memory.domain.extraction import (
     EPISODE_SUMMARY_MAX_CHARS,
@@ -23,6 +22,7 @@ from agent_memory.domain.extraction import (
 )
 from agent_memory.domain.policy import profile
 from agent_memory.ports.extractor import Extractor
+from memory_bench.extraction import find_identifiers, predict_decision, run_extraction_bench
 
 REPO = Path(__file__).resolve().parents[2]
 LABELLED = REPO / "benchmarks" / "extraction" / "labelled_transcripts.jsonl"

@@ -56,8 +56,8 @@ def compare(
     seed: int = 1000,
 ) -> dict[str, Any]:
     from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder
-    from agent_memory.bench import common as c
-    from agent_memory.bench import retrieve as rb
+    from memory_bench import common as c
+    from memory_bench import retrieve as rb
 
     roots = {"old": _code_root(old), "new": _code_root(new)}
     marker = c.read_marker(data_dir)
@@ -152,7 +152,7 @@ def _readline(worker: subprocess.Popen[str]) -> str:
 
 
 def _summary(run: dict[str, Any]) -> dict[str, float]:
-    from agent_memory.bench import common as c
+    from memory_bench import common as c
 
     n = len(run["lat"]) or 1
     return {
@@ -169,9 +169,9 @@ def _worker(url: str, workdir: str) -> None:
     is the protocol."""
     protocol, sys.stdout = sys.stdout, sys.stderr
     import agent_memory
-    from agent_memory.bench import common as c
     from agent_memory.domain.enums import Role
     from agent_memory.services.retrieval import RetrieveRequest
+    from memory_bench import common as c
 
     container = c.build(
         None, database_url=url, embedder=c.PrecomputedEmbedder(), pool_max_size=1, migrate=False
@@ -211,7 +211,7 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     a = p.parse_args(argv)
     if a.rounds < 1 or a.per_turn < 1:
         p.error("--rounds and --per-turn must be at least 1")
-    from agent_memory.bench import common as c
+    from memory_bench import common as c
 
     try:
         report = compare(a.old, a.new, a.data_dir, rounds=a.rounds, per_turn=a.per_turn)

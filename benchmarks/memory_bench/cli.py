@@ -18,7 +18,7 @@ def _emit(report: dict[str, Any], json_path: str | None) -> None:
 
 
 def _extraction(argv: list[str]) -> int:
-    from agent_memory.bench.extraction import run_extraction_bench
+    from memory_bench.extraction import run_extraction_bench
 
     p = argparse.ArgumentParser(prog="memory bench extraction")
     p.add_argument("--data", default="benchmarks/extraction/labelled_transcripts.jsonl")
@@ -30,7 +30,7 @@ def _extraction(argv: list[str]) -> int:
 
 
 def _identifiers(argv: list[str]) -> int:
-    from agent_memory.bench.identifiers import markdown_table, run_identifier_bench
+    from memory_bench.identifiers import markdown_table, run_identifier_bench
 
     p = argparse.ArgumentParser(prog="memory bench identifiers")
     p.add_argument("--data", default="benchmarks/identifiers/identifiers.jsonl")
@@ -48,7 +48,7 @@ def _identifiers(argv: list[str]) -> int:
 
 
 def _longmemeval(argv: list[str]) -> int:
-    from agent_memory.bench.longmemeval import main
+    from memory_bench.longmemeval import main
 
     print(json.dumps(main(argv), indent=2))
     return 0
@@ -60,7 +60,7 @@ def _database_bench(name: str) -> Any:
     def run(argv: list[str]) -> int:
         import importlib
 
-        report, json_path = importlib.import_module(f"agent_memory.bench.{name}").main(argv)
+        report, json_path = importlib.import_module(f"memory_bench.{name}").main(argv)
         _emit(report, json_path)
         return 0
 
@@ -68,14 +68,14 @@ def _database_bench(name: str) -> Any:
 
 
 def _floor(argv: list[str]) -> int:
-    from agent_memory.bench.floor import main
+    from memory_bench.floor import main
 
     print(json.dumps(main(argv), indent=2))
     return 0
 
 
 def _sessions(argv: list[str]) -> int:
-    from agent_memory.bench.sessions import main
+    from memory_bench.sessions import main
 
     print(json.dumps(main(argv), indent=2))
     return 0
@@ -83,7 +83,7 @@ def _sessions(argv: list[str]) -> int:
 
 def _soak(argv: list[str]) -> int:
     """A table on stdout, the JSON report in --out; exit 1 when an invariant is broken."""
-    from agent_memory.bench.soak import format_table, main
+    from memory_bench.soak import format_table, main
 
     with contextlib.redirect_stdout(sys.stderr):  # what the service prints while it runs
         report, out = main(argv)
@@ -108,8 +108,19 @@ BENCHES = {
 }
 
 
+USAGE = f"usage: memory bench {{{','.join(sorted(BENCHES))}}} [options]"
+HELP = (
+    USAGE
+    + "\n\nOne command per benchmark; `memory bench <name> --help` lists its options."
+    + "\nDatabase benchmarks build their embedded PostgreSQL in a temporary folder unless --data-dir is given."
+)
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in BENCHES:
-        print(f"usage: memory bench {{{','.join(sorted(BENCHES))}}} [options]", file=sys.stderr)
+    if argv and argv[0] in ("-h", "--help"):
+        print(HELP)
+        return 0
+    if not argv or argv[0] not in BENCHES:
+        print(USAGE, file=sys.stderr)
         return 2
     return BENCHES[argv[0]](argv[1:])

@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.bench import common as c
 from agent_memory.domain.records import new_id
+from memory_bench import common as c
 
 TARGETS = {"db_p95_ms": 1.0, "broker_p95_ms": 2.0, "ratio_to_floor": 5.0, "qps_16": 1000.0, "p95_ms_16": 25.0}
 

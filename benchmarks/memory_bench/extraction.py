@@ -1,9 +1,9 @@
 """Extraction quality benchmark over a labelled transcript file (JSON Lines).
 
-    from agent_memory.bench.extraction import run_extraction_bench
+    from memory_bench.extraction import run_extraction_bench
     report = run_extraction_bench("benchmarks/extraction/labelled_transcripts.jsonl")
 
-Or from a shell: `uv run python -m agent_memory.bench.extraction [path] [--policy crm] [--examples 20]`.
+Or from a shell: `uv run python -m memory_bench.extraction [path] [--policy crm] [--examples 20]`.
 
 What it does, per transcript:
 

@@ -6,9 +6,9 @@ from typing import Any
 
 
 def run_extraction_bench(*args: Any, **kwargs: Any) -> dict[str, Any]:
-    """See `agent_memory.bench.extraction.run_extraction_bench` (imported lazily, so that
-    `python -m agent_memory.bench.extraction` runs cleanly)."""
-    from agent_memory.bench.extraction import run_extraction_bench as run
+    """See `memory_bench.extraction.run_extraction_bench` (imported lazily, so that
+    `python -m memory_bench.extraction` runs cleanly)."""
+    from memory_bench.extraction import run_extraction_bench as run
 
     return run(*args, **kwargs)
 

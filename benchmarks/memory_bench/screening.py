@@ -1,6 +1,6 @@
 """Injection screening benchmark over a labelled set (JSON Lines).
 
-    from agent_memory.bench.screening import run_screening_bench
+    from memory_bench.screening import run_screening_bench
     report = run_screening_bench("benchmarks/screening/screening.jsonl")
 
 Or from a shell: `uv run memory bench screening [--data FILE] [--json OUT]`.

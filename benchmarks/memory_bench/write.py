@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.bench import common as c
+from memory_bench import common as c
 
 TARGET_RECORDS_PER_S = 1000.0
 

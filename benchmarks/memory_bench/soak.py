@@ -993,7 +993,7 @@ def run(
         raise ValueError("the soak needs at least two tenants (A lists while B closes large sessions)")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    from agent_memory.bench.common import machine_state
+    from memory_bench.common import machine_state
 
     root = Path(tempfile.mkdtemp(prefix="memory-soak-"))
     service = SoakService(root, embedder=embedder)

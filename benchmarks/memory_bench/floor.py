@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.bench.longmemeval import DEFAULT_DATA, load_questions
 from agent_memory.domain.records import MAX_CONTENT_CHARS
+from memory_bench.longmemeval import DEFAULT_DATA, load_questions
 
 
 def run(data: str, *, limit: int | None, floors: list[float]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.bench import common as c
+from memory_bench import common as c
 
 PER_SUBJECT = 40
 ERASURE_SUBJECT_INDEX = 9_000_000
