@@ -1,0 +1,150 @@
+"""One function per route building its `Call`: the sync and async clients differ only in how
+they send it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, cast
+
+from agent_memory_client import models as m
+from agent_memory_client._core import Call, body_of, drop_none, prepare, with_idempotency_key
+
+Body = Mapping[str, Any] | None
+
+
+def retrieve(subject_id: str, query: str, fields: Mapping[str, Any]) -> Call[m.RetrieveResult]:
+    body = body_of(m.RetrieveRequest, None, {"subject_id": subject_id, "query": query, **fields})
+    return prepare("retrieve", body=body)
+
+
+def search_resolutions(query: str, fields: Mapping[str, Any]) -> Call[m.ResolutionSearchResult]:
+    return prepare(
+        "search_resolutions", body=body_of(m.ResolutionSearchRequest, None, {"query": query, **fields})
+    )
+
+
+def write_memory(memory: m.MemoryWrite | Body, fields: Mapping[str, Any]) -> Call[m.WriteResult]:
+    return prepare("write_memory", body=with_idempotency_key(body_of(m.MemoryWrite, memory, fields)))
+
+
+def get_memory(memory_id: str) -> Call[m.MemoryDetail]:
+    return prepare("get_memory", {"memory_id": memory_id})
+
+
+def delete_memory(memory_id: str, reason: str) -> Call[m.ForgetResult]:
+    return prepare("delete_memory", {"memory_id": memory_id}, m.ForgetRequest(reason=reason))
+
+
+def revalidate(memory_id: str) -> Call[m.MemoryRecord]:
+    return prepare("revalidate", {"memory_id": memory_id})
+
+
+def close_commitment(memory_id: str, fields: Mapping[str, Any]) -> Call[m.CommitmentClosed]:
+    return prepare("close_commitment", {"memory_id": memory_id}, body_of(m.CloseCommitment, None, fields))
+
+
+def list_memories(
+    subject_id: str, status: str | None, type: str | None, cursor: str | None, limit: int | None
+) -> Call[m.MemoryPage]:
+    params = {"status": status, "type": type, "cursor": cursor, "limit": limit}
+    return prepare("list_memories", {"subject_id": subject_id}, params=params)
+
+
+def close_session(
+    session_id: str, request: m.CloseSessionRequest | Body, fields: Mapping[str, Any]
+) -> Call[m.SessionAccepted]:
+    body = body_of(m.CloseSessionRequest, request, fields)
+    return prepare("close_session", {"session_id": session_id}, body)
+
+
+def get_session(session_id: str) -> Call[m.SessionStatus]:
+    return prepare("get_session", {"session_id": session_id})
+
+
+def working_set(
+    session_id: str, key: str, value: Any, subject_id: str, ttl_seconds: int | None
+) -> Call[m.WorkingItem]:
+    body = body_of(
+        m.WorkingPutRequest,
+        None,
+        {"subject_id": subject_id, "value": value, **drop_none(ttl_seconds=ttl_seconds)},
+    )
+    return prepare("working_set", {"session_id": session_id, "key": key}, body)
+
+
+def working_get(session_id: str) -> Call[m.WorkingSession]:
+    return prepare("working_get", {"session_id": session_id})
+
+
+def working_delete(session_id: str, key: str) -> Call[None]:
+    return prepare("working_delete", {"session_id": session_id, "key": key})
+
+
+def review_queue(cursor: str | None, limit: int | None) -> Call[m.ReviewPage]:
+    return prepare("review_queue", params={"cursor": cursor, "limit": limit})
+
+
+def review_decision(
+    name: str, memory_id: str, note: str | None, evidence_ref: str | None
+) -> Call[m.ReviewResult]:
+    body = m.ReviewDecision(**drop_none(note=note, evidence_ref=evidence_ref))
+    return prepare(name, {"memory_id": memory_id}, body)
+
+
+def request_erasure(subject_id: str, reason: str, request_reference: str | None) -> Call[m.ErasureStatus]:
+    body = m.ErasureRequest(reason=reason, **drop_none(request_reference=request_reference))
+    return prepare("request_erasure", {"subject_id": subject_id}, body)
+
+
+def get_erasure(erasure_id: str) -> Call[m.ErasureStatus]:
+    return prepare("get_erasure", {"erasure_id": erasure_id})
+
+
+def legal_hold_subject(subject_id: str, hold: bool, reason: str) -> Call[m.SubjectHold]:
+    return prepare("legal_hold_subject", {"subject_id": subject_id}, m.LegalHold(hold=hold, reason=reason))
+
+
+def legal_hold_memory(memory_id: str, hold: bool, reason: str) -> Call[m.MemoryHold]:
+    return prepare("legal_hold_memory", {"memory_id": memory_id}, m.LegalHold(hold=hold, reason=reason))
+
+
+def export_subject(subject_id: str, cursor: str | None, limit: int | None) -> Call[m.SubjectExport]:
+    return prepare("export_subject", {"subject_id": subject_id}, params={"cursor": cursor, "limit": limit})
+
+
+def audit(
+    subject_id: str | None,
+    memory_id: str | None,
+    since: datetime | str | None,
+    cursor: str | None,
+    limit: int | None,
+) -> Call[m.AuditPage]:
+    params = {
+        "subject_id": subject_id,
+        "memory_id": memory_id,
+        "since": since,
+        "cursor": cursor,
+        "limit": limit,
+    }
+    return prepare("audit", params=params)
+
+
+def get_policy() -> Call[m.PolicyView]:
+    return prepare("get_policy")
+
+
+def put_policy(profile: str, overrides: Mapping[str, Any] | None) -> Call[m.PolicyView]:
+    return prepare("put_policy", body=m.PolicyChange(profile=profile, overrides=dict(overrides or {})))
+
+
+def health() -> Call[m.Health]:
+    return prepare("health")
+
+
+def openapi() -> Call[dict[str, Any]]:
+    return cast(Call[dict[str, Any]], prepare("openapi"))
+
+
+def docs() -> Call[str]:
+    return cast(Call[str], prepare("docs"))

@@ -1,0 +1,521 @@
+"""Request and response models of the HTTP API.
+
+Requests refuse unknown fields (a typo fails here, before a round trip); responses keep fields
+this version does not know yet (`model_extra`), so a newer server never breaks an older client.
+A test checks both against the server's `/v1/openapi.json`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# The vocabulary (checked against the server's enums by a test).
+MemoryType = Literal["fact", "preference", "episode", "resolution", "observation", "sentiment", "commitment"]
+Authority = Literal[
+    "system_of_record",
+    "human_verified",
+    "customer_confirmed",
+    "confirmed_outcome",
+    "customer_claim",
+    "agent_inference",
+]
+Sensitivity = Literal["public", "internal", "confidential", "restricted"]
+Scope = Literal["subject", "ticket", "tenant"]
+Speaker = Literal["customer", "agent", "system"]
+CommitmentOutcome = Literal["done", "cancelled"]
+Status = Literal[
+    "candidate",
+    "active",
+    "pending_approval",
+    "contested",
+    "quarantined",
+    "rejected",
+    "superseded",
+    "expired",
+    "tombstoned",
+    "deleted",
+]
+SessionState = Literal["queued", "processing", "processed", "failed"]
+
+
+class RequestModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ResponseModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+# -- requests -----------------------------------------------------------------------------------
+
+
+class SourceSpan(RequestModel):
+    turn: int
+    start: int
+    end: int
+
+
+class Source(RequestModel):
+    """Where a memory comes from; `kind` is its authority (only `integration` may assert
+    `system_of_record`)."""
+
+    kind: Authority
+    system: str | None = None
+    reference: str | None = None
+    span: SourceSpan | None = None
+
+
+class MemoryWrite(RequestModel):
+    """A memory proposed to the write gateway; the gateway decides what becomes of it."""
+
+    subject_id: str
+    type: MemoryType
+    content: str
+    source: Source
+    category: str | None = None
+    slot: str | None = None
+    value: dict[str, Any] = Field(default_factory=dict)
+    scope: Scope = "subject"
+    ticket_id: str | None = None
+    session_id: str | None = None
+    effective_at: datetime | None = None
+    expires_at: datetime | None = None
+    confidence: float = 0.8
+    confidence_basis: str | None = None
+    importance: float = 0.5
+    sensitivity: Sensitivity | None = None
+    idempotency_key: str | None = None
+    lineage_keys: list[str] = Field(default_factory=list)
+    extractor: str | None = None
+    extractor_version: str | None = None
+    actor: str | None = None
+    flags: list[Literal["untrusted_instruction"]] = Field(default_factory=list)
+
+
+class RetrieveRequest(RequestModel):
+    subject_id: str
+    query: str = ""
+    ticket_id: str | None = None
+    session_id: str | None = None
+    top_k: int | None = None
+    max_tokens: int | None = None
+    types: list[MemoryType] | None = None
+    slots: list[str] | None = None
+
+
+class ResolutionSearchRequest(RequestModel):
+    query: str
+    top_k: int = 5
+    subject_id: str | None = None
+    max_tokens: int | None = None
+
+
+class Turn(RequestModel):
+    speaker: Speaker
+    text: str
+
+
+class CloseSessionRequest(RequestModel):
+    subject_id: str
+    occurred_at: datetime
+    turns: list[Turn]
+    ticket_id: str | None = None
+    channel: str | None = None
+
+
+class ReviewDecision(RequestModel):
+    note: str | None = None
+    evidence_ref: str | None = None
+
+
+class CloseCommitment(RequestModel):
+    outcome: CommitmentOutcome = "done"
+    closed_at: datetime | None = None
+    note: str | None = None
+
+
+class ErasureRequest(RequestModel):
+    reason: str
+    request_reference: str | None = None
+
+
+class LegalHold(RequestModel):
+    hold: bool
+    reason: str
+
+
+class PolicyChange(RequestModel):
+    profile: str
+    overrides: dict[str, Any] = Field(default_factory=dict)
+
+
+class WorkingPutRequest(RequestModel):
+    subject_id: str
+    value: Any
+    ttl_seconds: int | None = None
+
+
+class ForgetRequest(RequestModel):
+    reason: str
+
+
+# -- responses ----------------------------------------------------------------------------------
+
+
+class SourceSpanView(ResponseModel):
+    turn: int
+    start: int
+    end: int
+
+
+class SourceView(ResponseModel):
+    kind: str
+    system: str | None = None
+    reference: str | None = None
+    span: SourceSpanView | None = None
+
+
+class MemoryRecord(ResponseModel):
+    """A memory record as reads show it (no embedding vector)."""
+
+    id: str
+    tenant_id: str
+    subject_id: str
+    type: str
+    category: str
+    content: str
+    source: SourceView
+    actor: str
+    authority: str
+    confidence: float
+    status: str
+    created_at: datetime
+    effective_at: datetime
+    content_hash: str
+    verified: bool
+    scope: str = "subject"
+    ticket_id: str | None = None
+    session_id: str | None = None
+    slot: str | None = None
+    value: dict[str, Any] = Field(default_factory=dict)
+    extractor: str | None = None
+    extractor_version: str | None = None
+    confidence_basis: str | None = None
+    importance: float = 0.5
+    sensitivity: str = "internal"
+    flags: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    valid_to: datetime | None = None
+    last_validated_at: datetime | None = None
+    expires_at: datetime | None = None
+    legal_hold: bool = False
+    version: int = 1
+    supersedes_id: str | None = None
+    superseded_by_id: str | None = None
+    superseded_at: datetime | None = None
+    verified_by: str | None = None
+    verified_at: datetime | None = None
+    evidence_ref: str | None = None
+    lineage_keys: list[str] = Field(default_factory=list)
+    embedding_model: str | None = None
+    needs_revalidation: bool = False
+
+
+class HistoryEntry(ResponseModel):
+    id: str
+    version: int
+    status: str
+    authority: str
+    created_at: datetime
+    effective_at: datetime
+    superseded_at: datetime | None = None
+    supersedes_id: str | None = None
+    superseded_by_id: str | None = None
+
+
+class MemoryDetail(MemoryRecord):
+    """One memory with its version chain (`GET /v1/memories/{id}`)."""
+
+    history: list[HistoryEntry] = Field(default_factory=list)
+
+
+class WriteResult(ResponseModel):
+    decision: str  # admitted | pending_approval | contested | quarantined | rejected | duplicate
+    reasons: list[str] = Field(default_factory=list)
+    memory: MemoryRecord | None = None
+    superseded: list[str] = Field(default_factory=list)
+
+
+class RetrievedMemory(ResponseModel):
+    id: str
+    type: str
+    category: str
+    content: str
+    section: str  # verified_facts | relevant | supporting | unverified
+    score: float
+    authority: str
+    verified: bool
+    confidence: float
+    effective_at: datetime
+    source: SourceView
+    slot: str | None = None
+    similarity: float | None = None
+    expires_at: datetime | None = None
+    session_id: str | None = None
+    contested: bool = False
+    needs_revalidation: bool = False
+    commitment: dict[str, Any] | None = None
+
+
+class LiveValue(ResponseModel):
+    field: str
+    value: Any = None
+    as_of: str | None = None
+    overrides: list[str] = Field(default_factory=list)
+
+
+class WorkingItem(ResponseModel):
+    key: str
+    value: Any = None
+    expires_at: datetime
+
+
+class RetrieveResult(ResponseModel):
+    """The context for the next turn: `context` is data about the customer, never instructions."""
+
+    subject_id: str
+    context: str
+    memories: list[RetrievedMemory] = Field(default_factory=list)
+    live: list[LiveValue] = Field(default_factory=list)
+    excluded: dict[str, int] = Field(default_factory=dict)
+    tokens: int
+    max_tokens: int
+    working: list[WorkingItem] | None = None
+    live_unavailable: bool = False
+    ticket_unavailable: bool = False
+    ticket_not_found: bool = False
+
+
+class Resolution(ResponseModel):
+    id: str
+    type: str
+    category: str
+    content: str
+    similarity: float
+    authority: str
+    confidence: float
+    effective_at: datetime
+    source_kind: str
+
+
+class ResolutionSearchResult(ResponseModel):
+    resolutions: list[Resolution] = Field(default_factory=list)
+    context: str
+    tokens: int
+    max_tokens: int
+
+
+class SessionAccepted(ResponseModel):
+    session_id: str
+    status: str
+
+
+class SessionStatus(ResponseModel):
+    session_id: str
+    status: str  # queued | processing | processed | failed
+    subject_id: str | None = None
+    admitted: int = 0
+    pending_approval: int = 0
+    rejected: int = 0
+    quarantined: int = 0
+    contested: int = 0
+    duplicate: int = 0
+    not_stored: int = 0
+    memory_ids: list[str] = Field(default_factory=list)
+    attempts: int = 0
+    extractor: str | None = None
+
+    @property
+    def done(self) -> bool:
+        """Extraction finished, one way or the other."""
+        return self.status in ("processed", "failed")
+
+
+class MemoryPage(ResponseModel):
+    subject_id: str
+    memories: list[MemoryRecord] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
+class ReviewItem(ResponseModel):
+    memory: MemoryRecord
+    active: MemoryRecord | None = None
+    diff: dict[str, Any] | None = None
+
+
+class ReviewPage(ResponseModel):
+    items: list[ReviewItem] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
+class ReviewResult(ResponseModel):
+    memory: MemoryRecord
+    superseded: list[str] = Field(default_factory=list)
+
+
+class CommitmentClosed(ResponseModel):
+    memory: MemoryRecord
+
+
+class ErasureStep(ResponseModel):
+    name: str
+    status: str
+    count: int | None = None
+    attempts: int = 0
+
+
+class ErasureStatus(ResponseModel):
+    erasure_id: str
+    subject_id: str
+    status: str  # running | verified | failed
+    deadline: datetime
+    deadline_passed: bool = False
+    steps: list[ErasureStep] = Field(default_factory=list)
+    receipt: dict[str, Any] | None = None
+    reason: str | None = None
+
+
+class AuditEvent(ResponseModel):
+    tenant_id: str
+    seq: int
+    id: str
+    event_type: str
+    actor: str
+    created_at: datetime
+    prev_hash: str
+    hash: str
+    memory_id: str | None = None
+    subject_id: str | None = None
+    reason: str | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class AuditPage(ResponseModel):
+    events: list[AuditEvent] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
+class SubjectHold(ResponseModel):
+    subject_id: str
+    legal_hold: bool
+
+
+class MemoryHold(ResponseModel):
+    memory_id: str
+    legal_hold: bool
+
+
+class PolicyView(ResponseModel):
+    tenant_id: str
+    profile: str
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    source: str
+    effective: dict[str, Any] = Field(default_factory=dict)
+    presets: list[str] = Field(default_factory=list)
+
+
+class Health(ResponseModel):
+    status: str
+    database: str
+    embedder: str
+    version: str
+
+
+class WorkingSession(ResponseModel):
+    session_id: str
+    subject_id: str | None = None
+    items: list[WorkingItem] = Field(default_factory=list)
+
+
+class ForgetResult(ResponseModel):
+    id: str
+    status: str = "deleted"
+
+
+class LegalHoldView(ResponseModel):
+    held: bool
+    reason: str | None = None
+    set_by: str | None = None
+    set_at: datetime | None = None
+
+
+class TombstoneCounts(ResponseModel):
+    deletions: int
+    erasures: int
+    deleted_memories: int
+
+
+class ExportedMemory(MemoryRecord):
+    deleted_at: datetime | None = None
+
+
+class TranscriptReference(ResponseModel):
+    key: str | None = None
+    sha256: str
+
+
+class ExportedSession(ResponseModel):
+    session_id: str
+    occurred_at: datetime
+    status: str
+    turns: int
+    transcript: TranscriptReference
+    created_at: datetime
+    updated_at: datetime
+    ticket_id: str | None = None
+    channel: str | None = None
+    memory_ids: list[str] = Field(default_factory=list)
+    outcome: dict[str, Any] = Field(default_factory=dict)
+    failure_reason: str | None = None
+    extractor: str | None = None
+
+
+class ExportedErasure(ResponseModel):
+    erasure_id: str
+    status: str
+    reason: str
+    requested_by: str
+    deadline: datetime
+    created_at: datetime
+    request_reference: str | None = None
+    receipt: dict[str, Any] | None = None
+    failure_reason: str | None = None
+    completed_at: datetime | None = None
+
+
+class ExportedEvent(ResponseModel):
+    seq: int
+    id: str
+    event_type: str
+    actor: str
+    created_at: datetime
+    memory_id: str | None = None
+    reason: str | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class SubjectExport(ResponseModel):
+    """One page of everything held about a subject; `next_cursor` is None on the last page."""
+
+    subject_id: str
+    generated_at: datetime
+    legal_hold: LegalHoldView
+    tombstones: TombstoneCounts
+    memories: list[ExportedMemory] = Field(default_factory=list)
+    sessions: list[ExportedSession] = Field(default_factory=list)
+    erasures: list[ExportedErasure] = Field(default_factory=list)
+    events: list[ExportedEvent] = Field(default_factory=list)
+    next_cursor: str | None = None
