@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 
 from agent_memory.domain.commitments import closed_at, retention_end
 from agent_memory.domain.enums import (
-    SLOT_REQUIRED_TYPES,
     VERIFIED_AUTHORITIES,
     Authority,
     Decision,
@@ -24,6 +23,7 @@ from agent_memory.domain.enums import (
     Sensitivity,
 )
 from agent_memory.domain.errors import InvalidRequest
+from agent_memory.domain.memory_types import APPEND_ONLY_TYPES, SLOT_REQUIRED_TYPES, TYPE_SPECS
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import MemoryRecord, MemoryWrite
 from agent_memory.domain.revalidation import revalidation_due
@@ -32,9 +32,6 @@ from agent_memory.domain.revalidation import revalidation_due
 # is a date the caller cannot know yet, and it would outrank every later write of its slot.
 MAX_FUTURE_EFFECTIVE = timedelta(days=1)
 
-APPEND_ONLY_TYPES = frozenset(
-    {MemoryType.EPISODE, MemoryType.RESOLUTION, MemoryType.OBSERVATION, MemoryType.SENTIMENT}
-)
 # A preference or fact may only come from what the customer or a system said;
 # an inference about them is an observation (a quarantined proposal).
 INFERENCE_AUTHORITIES = frozenset({Authority.AGENT_INFERENCE})
@@ -100,8 +97,8 @@ def classify(
         reasons.append(f"{memory_type.value}_inferred_not_stated")
         memory_type, category, slot = MemoryType.OBSERVATION, default_category(MemoryType.OBSERVATION), None
 
-    if memory_type is MemoryType.OBSERVATION:
-        reasons.append("observation_quarantined")
+    if TYPE_SPECS[memory_type].quarantined:
+        reasons.append(f"{memory_type.value}_quarantined")
         final = Decision.QUARANTINED
 
     # The system of record owns these slots; a conversational commercial term (an SLA promise) is still
@@ -115,7 +112,7 @@ def classify(
         reasons.append("owned_by_system_of_record")
         final = Decision.REJECTED
 
-    if memory_type is MemoryType.RESOLUTION and not _outcome_confirmed(write):
+    if TYPE_SPECS[memory_type].needs_confirmed_outcome and not _outcome_confirmed(write):
         reasons.append("outcome_not_confirmed")
         final = Decision.REJECTED
 

@@ -4,25 +4,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-
-class MemoryType(StrEnum):
-    FACT = "fact"
-    PREFERENCE = "preference"
-    EPISODE = "episode"
-    RESOLUTION = "resolution"
-    OBSERVATION = "observation"
-    SENTIMENT = "sentiment"
-    COMMITMENT = "commitment"
-
-    @property
-    def is_slotted(self) -> bool:
-        """Slotted types keep one current value per slot; the others append."""
-        return self in SLOTTED_TYPES
-
-
-SLOTTED_TYPES = frozenset({MemoryType.FACT, MemoryType.PREFERENCE, MemoryType.COMMITMENT})
-# Commitments are stateful (open -> closed) and may carry a slot; facts and preferences must.
-SLOT_REQUIRED_TYPES = frozenset({MemoryType.FACT, MemoryType.PREFERENCE})
+# The memory types and their rules live in one table (memory_types.py); these names stay importable here.
+from agent_memory.domain.memory_types import SLOT_REQUIRED_TYPES as SLOT_REQUIRED_TYPES
+from agent_memory.domain.memory_types import SLOTTED_TYPES as SLOTTED_TYPES
+from agent_memory.domain.memory_types import MemoryType as MemoryType
 
 
 class FactCategory(StrEnum):

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, StringConstraints
 
 from agent_memory.domain.enums import FactCategory, MemoryType, Sensitivity
+from agent_memory.domain.memory_types import TYPE_SPECS
 
 # Slots whose truth the system of record owns: memory never asserts them from
 # conversation, and retrieval checks them against the live value.
@@ -18,6 +19,15 @@ DEFAULT_SOR_SLOT_FIELDS: dict[str, str] = {
     "account.plan_tier": "plan_tier",
     "account.seats": "seats",
     "contract.sla": "sla",
+}
+
+# Hard TTL bounds per type (INV-MEM-02: sentiment at most 180 days), counted from admission: the
+# default `max_ttl_days`, and what no tenant override may relax (guardrail_violations).
+HARD_TTL_BOUNDS_DAYS: dict[MemoryType, int] = {
+    t: s.max_ttl_days for t, s in TYPE_SPECS.items() if s.max_ttl_days is not None
+}
+_REVALIDATE_AFTER_DAYS: dict[MemoryType, int] = {
+    t: s.revalidate_after_days for t, s in TYPE_SPECS.items() if s.revalidate_after_days is not None
 }
 
 TicketStatus = Annotated[
@@ -32,12 +42,12 @@ class PolicyProfile(BaseModel):
     # Days a record lives after its effective date; None = until revoked/superseded.
     ttl_days: dict[MemoryType, PositiveInt | None]
     # Hard upper bounds no caller-supplied expiry may exceed.
-    max_ttl_days: dict[MemoryType, PositiveInt] = Field(default_factory=lambda: {MemoryType.SENTIMENT: 180})
+    max_ttl_days: dict[MemoryType, PositiveInt] = Field(default_factory=lambda: dict(HARD_TTL_BOUNDS_DAYS))
     # Days after the later of effective_at and last_validated_at when a record is flagged
     # `needs_revalidation` (admission, the nightly run) until someone confirms it; a type without
     # an entry is never flagged by age.
     revalidate_after_days: dict[MemoryType, Annotated[int, Field(ge=1, le=3650)]] = Field(
-        default_factory=lambda: {MemoryType.FACT: 180, MemoryType.PREFERENCE: 365}
+        default_factory=lambda: dict(_REVALIDATE_AFTER_DAYS)
     )
     commitment_closed_retention_days: int = Field(default=30, ge=0, le=3650)
     archive_window_days: int = Field(default=30, ge=0, le=3650)
@@ -91,15 +101,9 @@ class PolicyProfile(BaseModel):
         return PolicyProfile.model_validate(data)
 
 
-_COMMON_TTL: dict[MemoryType, int | None] = {
-    MemoryType.FACT: None,
-    MemoryType.PREFERENCE: None,
-    MemoryType.EPISODE: 90,
-    MemoryType.RESOLUTION: 365,
-    MemoryType.OBSERVATION: 30,
-    MemoryType.SENTIMENT: 180,
-    MemoryType.COMMITMENT: None,  # open commitments live until closed + 30 days
-}
+# The presets' defaults per type come from the type table (memory_types.TYPE_SPECS). Open commitments
+# have no TTL: they live until closed, then commitment_closed_retention_days.
+_COMMON_TTL: dict[MemoryType, int | None] = {t: s.ttl_days for t, s in TYPE_SPECS.items()}
 
 PROFILES: dict[str, PolicyProfile] = {
     "crm": PolicyProfile(
@@ -134,7 +138,6 @@ PROFILES: dict[str, PolicyProfile] = {
 
 # What a tenant's admin may choose through the API; `benchmark` (no TTLs) is for benchmarks only.
 PRESETS = ("crm", "support", "wealth")
-SENTIMENT_HARD_BOUND_DAYS = 180
 
 
 def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[str, str]]:
@@ -145,11 +148,12 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
     for category, level in preset.category_sensitivity.items():
         if p.category_sensitivity.get(category, Sensitivity.PUBLIC).rank < level.rank:
             out.append(("category_sensitivity", f"{category} may not be less sensitive than {level.value}"))
-    bound = p.max_ttl_days.get(MemoryType.SENTIMENT)
-    if bound is None or bound > SENTIMENT_HARD_BOUND_DAYS:
-        out.append(
-            ("max_ttl_days", f"sentiment is kept at most {SENTIMENT_HARD_BOUND_DAYS} days (hard bound)")
-        )
+    for memory_type, hard_bound in HARD_TTL_BOUNDS_DAYS.items():
+        bound = p.max_ttl_days.get(memory_type)
+        if bound is None or bound > hard_bound:
+            out.append(
+                ("max_ttl_days", f"{memory_type.value} is kept at most {hard_bound} days (hard bound)")
+            )
     if FactCategory.CONTRACT_COMMERCIAL.value not in p.approval_required_categories:
         out.append(
             (

@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType
+from agent_memory.domain.memory_types import TYPE_SPECS
 
 W_LEXICAL = 0.3  # weight of normalised BM25 against normalised dense similarity
 BM25_K1 = 1.2
@@ -34,16 +35,8 @@ BM25_K1 = 1.2
 BM25_B = 0.2
 SUPERSEDE_SIMILARITY = 0.3  # two memories this similar are "about the same thing"
 SUPERSEDE_MARGIN = 0.3  # ...and the newer may pass the older when within this much score
-# Half-lives in days: episodes and sentiment fade, verified facts do not.
-HALF_LIFE_DAYS: dict[MemoryType, float | None] = {
-    MemoryType.FACT: None,
-    MemoryType.PREFERENCE: None,
-    MemoryType.COMMITMENT: 60.0,
-    MemoryType.EPISODE: 90.0,
-    MemoryType.RESOLUTION: 180.0,
-    MemoryType.SENTIMENT: 60.0,
-    MemoryType.OBSERVATION: 30.0,
-}
+# Half-lives in days, per type (memory_types.TYPE_SPECS): episodes and sentiment fade, facts do not.
+HALF_LIFE_DAYS: dict[MemoryType, float | None] = {t: s.half_life_days for t, s in TYPE_SPECS.items()}
 REORDER_WINDOW = 5  # the newest-version reorder acts among the five best: it changes which version
 # comes first, never which memories rank first (a wider window cost LongMemEval turn recall@5 0.10)
 RECENCY_WEIGHT = 0.05  # at most 5% of a score: age breaks near-ties, it never outvotes relevance

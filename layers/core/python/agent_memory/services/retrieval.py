@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from agent_memory.domain.context import (
+    SECTIONS,
     ContextLine,
     assemble,
     escape_text,
@@ -28,6 +29,7 @@ from agent_memory.domain.context import (
 from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
 from agent_memory.domain.ids import ID_MAX_LENGTH, ID_PATTERN, SubjectId
+from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import (
     Candidate,
@@ -77,7 +79,7 @@ class RetrieveRequest(BaseModel):
     )
     top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
-    types: list[MemoryType] | None = Field(default=None, max_length=7)
+    types: list[MemoryType] | None = Field(default=None, max_length=len(MemoryType))
     session_id: str | None = Field(
         default=None,
         min_length=1,
@@ -559,7 +561,7 @@ class RetrievalBroker:
             for c, section in ordered
             if c.record.id in kept
         ]
-        section_order = {"verified_facts": 0, "relevant": 1, "supporting": 2, "unverified": 3}
+        section_order = {name: i for i, name in enumerate(SECTIONS)}
         memories.sort(key=lambda m: section_order[m["section"]])
         live_view = [
             {
@@ -655,7 +657,7 @@ def _select(
             reason = "below_threshold"
         if reason is not None:
             exclude(reason)
-        elif r.type is MemoryType.FACT and r.verified:
+        elif TYPE_SPECS[r.type].heads_context_when_verified and r.verified:
             if len(verified) < verified_cap:
                 verified.append(c)
             else:
@@ -672,9 +674,10 @@ def _select(
     unverified: list[Candidate] = []
     for c in others[: top_k - len(verified)]:
         r = c.record
-        if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or r.type is MemoryType.SENTIMENT:
+        section = TYPE_SPECS[r.type].section
+        if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or section == "unverified":
             unverified.append(c)
-        elif r.type in (MemoryType.EPISODE, MemoryType.OBSERVATION):
+        elif section == "supporting":
             supporting.append(c)
         else:
             relevant.append(c)

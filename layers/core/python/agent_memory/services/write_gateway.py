@@ -19,6 +19,7 @@ from agent_memory.domain.commitments import opening_value
 from agent_memory.domain.enums import DECISION_STATUS, Decision, EventType, Flag, MemoryType, Role
 from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
+from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import (
     MAX_CONTENT_CHARS,
@@ -277,7 +278,7 @@ class WriteGateway:
                 principal, clean, candidate, chash, flags, decision, reasons, now, supersedes
             )
             keep_vector = decision in (Decision.ADMITTED, Decision.PENDING_APPROVAL, Decision.CONTESTED) or (
-                decision is Decision.QUARANTINED and candidate.type is MemoryType.OBSERVATION
+                decision is Decision.QUARANTINED and TYPE_SPECS[candidate.type].vector_in_quarantine
             )
             if supersedes is not None:
                 session.supersede(supersedes.id, record.id, now)
@@ -464,9 +465,10 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def _wants_vector(candidate: Classified) -> bool:
-    """Admissible candidates get a vector; so do quarantined observations (corroboration is by similarity)."""
+    """Admissible candidates get a vector; so do quarantined observations (corroboration is by
+    similarity): the types whose row says `vector_in_quarantine`."""
     return candidate.final is None or (
-        candidate.final is Decision.QUARANTINED and candidate.type is MemoryType.OBSERVATION
+        candidate.final is Decision.QUARANTINED and TYPE_SPECS[candidate.type].vector_in_quarantine
     )
 
 

@@ -15,11 +15,15 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+from agent_memory.domain.memory_types import TYPE_SPECS
+
 # A closed commitment is history, not the same follow-up: a new one in the same words is admitted
 # (write path), and the nightly consolidation never merges the two.
 NOT_CLOSED_COMMITMENT = "NOT (type = 'commitment' AND value->>'state' = 'closed')"
 
 RETRIEVABLE = ("active", "pending_approval", "contested")
+# The types whose near-duplicates the nightly consolidation folds into one (the type table decides).
+_MERGED_TYPES = sorted(t.value for t, s in TYPE_SPECS.items() if s.merges_near_duplicates)
 
 
 # Records derived from a subject carry its lineage keys (session:..., transcript:...), mirrored
@@ -261,12 +265,18 @@ class LifecycleQueries:
                   AND a.status = 'active' AND a.type = b.type AND a.slot IS NULL
                   AND (b.created_at, b.id) > (a.created_at, a.id)
                 WHERE b.tenant_id = %(t)s AND b.status = 'active' AND b.slot IS NULL
-                  AND b.type IN ('episode', 'resolution', 'sentiment')
+                  AND b.type = ANY(%(types)s)
                   AND (%(since)s::timestamptz IS NULL OR b.created_at >= %(since)s)
                   AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL
                   AND 1 - (a.embedding <=> b.embedding) >= %(sim)s
                 LIMIT %(lim)s""",
-            {"t": self.tenant_id, "sim": min_similarity, "lim": limit, "since": since},
+            {
+                "t": self.tenant_id,
+                "sim": min_similarity,
+                "lim": limit,
+                "since": since,
+                "types": _MERGED_TYPES,
+            },
         ).fetchall()
 
     def newest_created_at(self) -> datetime | None:
