@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from agent_memory.domain.decision import AdmissionContext
 from agent_memory.domain.ranking import CandidateFacts
 from agent_memory.domain.records import AuditEvent, MemoryRecord, RetrievedMemory, Source
 
@@ -24,16 +25,6 @@ class NewEvent:
     subject_id: str | None = None
     reason: str | None = None
     payload: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class AdmissionContext:
-    """What the store knows that admission needs (steps 4-6), found in one query."""
-
-    active: MemoryRecord | None
-    duplicate: MemoryRecord | None
-    tombstoned: bool
-    erasing: bool = False
 
 
 @dataclass(kw_only=True)
