@@ -129,10 +129,14 @@ def cmd_token(args: argparse.Namespace) -> int:
 def cmd_migrate(args: argparse.Namespace) -> int:
     from agent_memory.adapters.postgres.database import migrate
     from agent_memory.bootstrap import database_url
+    from agent_memory.progress import terminal_progress
 
     settings = _settings()
     applied = migrate(
-        database_url(settings), embedding_dim=settings.embedding_dim, embedding_model=settings.embedder
+        database_url(settings),
+        embedding_dim=settings.embedding_dim,
+        embedding_model=settings.embedder,
+        progress=terminal_progress(args.progress),
     )
     print(json.dumps({"applied": applied}))
     return 0
@@ -173,10 +177,15 @@ def cmd_invoke(args: argparse.Namespace) -> int:
 
 def cmd_purge(args: argparse.Namespace) -> int:
     from agent_memory.bootstrap import build_container
+    from agent_memory.progress import terminal_progress
 
     container = build_container(_settings())
     try:
-        report = container.lifecycle.purge(dry_run=args.dry_run, consolidate=not args.no_consolidate)
+        report = container.lifecycle.purge(
+            dry_run=args.dry_run,
+            consolidate=not args.no_consolidate,
+            progress=terminal_progress(args.progress),
+        )
         print(json.dumps(report.as_dict(), indent=2, default=str))
     finally:
         container.close()
@@ -251,6 +260,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return int(bench_main(args.bench_args) or 0)
 
 
+def _progress_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars with the time left on stderr (default: only when stderr is a terminal)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memory", description="Agent Memory Service")
     sub = p.add_subparsers(dest="command", required=True)
@@ -270,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_token)
 
     s = sub.add_parser("migrate", help="apply database migrations")
+    _progress_option(s)
     s.set_defaults(func=cmd_migrate)
 
     s = sub.add_parser("invoke", help="run one handler on one event file")
@@ -284,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("purge", help="run the lifecycle purge now (expire, delete, consolidate)")
     s.add_argument("--dry-run", action="store_true", help="count what would change, change nothing")
     s.add_argument("--no-consolidate", action="store_true")
+    _progress_option(s)
     s.set_defaults(func=cmd_purge)
 
     sor = sub.add_parser("sor", help="the local system of record (development)")

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.ports.system_of_record import SystemOfRecord, SystemOfRecordUnavailable
 from agent_memory.services.authorization import require_mutation, visible
 from agent_memory.services.policies import PolicyRegistry
+
+if TYPE_CHECKING:
+    from agent_memory.progress import ProgressBar, ProgressFactory
 
 CANDIDATE_MAX_AGE_DAYS = 90
 CORROBORATION_SIMILARITY = 0.85
@@ -92,14 +95,22 @@ class LifecycleService:
         self.sleep = sleep
 
     def purge(
-        self, *, dry_run: bool = False, consolidate: bool = True, tenants: list[str] | None = None
+        self,
+        *,
+        dry_run: bool = False,
+        consolidate: bool = True,
+        tenants: list[str] | None = None,
+        progress: ProgressFactory | None = None,
     ) -> PurgeReport:
+        """The nightly run over every tenant (or `tenants`). With `progress`, each tenant's expire and
+        delete steps and its reindexing show a bar (the due rows are counted first, for the time
+        left); the log gets one summary line either way, never a line per record."""
         report = PurgeReport(dry_run=dry_run)
         for tenant in tenants or list(self.store.tenants()):
             report.tenants.append(tenant)
             if not dry_run:  # before the expire step: a memory whose ticket ended long ago goes tonight
                 report.ticket_memories_bounded += self.bound_resolved_tickets(tenant)
-            self._purge_tenant(tenant, report, dry_run=dry_run)
+            self._purge_tenant(tenant, report, dry_run=dry_run, progress=progress)
             if not dry_run:
                 report.contest_marks_settled += self.settle_contest_marks(tenant)
             if consolidate and not dry_run:
@@ -107,13 +118,13 @@ class LifecycleService:
             if self.seal_access_log and not dry_run:
                 report.access_events_sealed += self.seal_access_log(tenant)
             if not dry_run:
-                report.reindexed += self.reindex_pending(tenant)
+                report.reindexed += self.reindex_pending(tenant, progress=progress)
         logger.info("purge finished", extra={k: v for k, v in report.as_dict().items() if k != "tenants"})
         return report
 
-    def _purge_tenant(self, tenant: str, report: PurgeReport, *, dry_run: bool) -> None:
-        import time
-
+    def _purge_tenant(
+        self, tenant: str, report: PurgeReport, *, dry_run: bool, progress: ProgressFactory | None = None
+    ) -> None:
         now = self.clock()
         policy = self.policies.for_tenant(tenant)
         archive_cutoff = now - timedelta(days=policy.archive_window_days)
@@ -129,50 +140,78 @@ class LifecycleService:
             with self.store.tenant(tenant) as s:
                 report.working_expired += s.count_expired_working()
             return
+        due: dict[str, int] = {}
+        if progress is not None:  # only for a bar's time left: one count, never in the nightly Lambda
+            with self.store.tenant(tenant) as s:
+                due = s.count_purgeable(now, archive_cutoff, candidate_cutoff)
         for step in ("expire", "delete"):
-            after = ""  # keyset: each batch starts where the last one ended, not at the first id again
-            while True:
-                t0 = time.perf_counter()
-                with self.store.tenant(tenant) as s:
-                    if step == "expire":
-                        rows = s.expire_batch(now, self.batch_size, candidate_cutoff, after)
-                        event = EventType.EXPIRED
-                    else:
-                        rows = s.hard_delete_batch(archive_cutoff, self.batch_size, after)
-                        event = EventType.DELETED
-                    if rows:
-                        s.append_events(
-                            [
-                                NewEvent(
-                                    event.value,
-                                    "lifecycle",
-                                    r["id"],
-                                    r["subject_id"],
-                                    f"ttl_{step}",
-                                    {"content_hash": r["content_hash"]},
-                                )
-                                for r in rows
-                            ]
-                        )
-                report.batches += 1
-                if rows:  # keyset cursor: the expire step walks ids, the delete step (valid_to, id)
-                    after = max(r["id"] for r in rows) if step == "expire" else max(r["cursor"] for r in rows)
-                elapsed = time.perf_counter() - t0
-                report.longest_batch_ms = max(report.longest_batch_ms, elapsed * 1000)
-                if self.pause_ratio and rows:
-                    (self.sleep or time.sleep)(self.pause_ratio * elapsed)  # yield the database to reads
-                if step == "expire":
-                    report.expired += len(rows)
-                else:
-                    report.deleted += len(rows)
-                if len(rows) < self.batch_size:
-                    break
+            bar = (
+                progress(f"purge {tenant}: {step}", total=due.get(step), unit="record") if progress else None
+            )
+            try:
+                self._purge_step(tenant, step, report, now, archive_cutoff, candidate_cutoff, bar)
+            finally:
+                if bar is not None:
+                    bar.close()
         with self.store.tenant(tenant) as s:
             report.held += s.count_purgeable(now, archive_cutoff, candidate_cutoff)["held"]
             report.overdue_erasures += len(s.overdue_erasures(now))
         report.transcripts_deleted += self._expire_transcripts(tenant, now)
         report.working_expired += self._sweep_working(tenant)
         report.revalidation_flagged += self.flag_revalidation_due(tenant, policy, now)
+
+    def _purge_step(
+        self,
+        tenant: str,
+        step: str,
+        report: PurgeReport,
+        now: datetime,
+        archive_cutoff: datetime,
+        candidate_cutoff: datetime,
+        bar: ProgressBar | None,
+    ) -> None:
+        """One step of the purge (expire, or delete after the archive window), batch by batch."""
+        import time
+
+        after = ""  # keyset: each batch starts where the last one ended, not at the first id again
+        while True:
+            t0 = time.perf_counter()
+            with self.store.tenant(tenant) as s:
+                if step == "expire":
+                    rows = s.expire_batch(now, self.batch_size, candidate_cutoff, after)
+                    event = EventType.EXPIRED
+                else:
+                    rows = s.hard_delete_batch(archive_cutoff, self.batch_size, after)
+                    event = EventType.DELETED
+                if rows:
+                    s.append_events(
+                        [
+                            NewEvent(
+                                event.value,
+                                "lifecycle",
+                                r["id"],
+                                r["subject_id"],
+                                f"ttl_{step}",
+                                {"content_hash": r["content_hash"]},
+                            )
+                            for r in rows
+                        ]
+                    )
+            report.batches += 1
+            if rows:  # keyset cursor: the expire step walks ids, the delete step (valid_to, id)
+                after = max(r["id"] for r in rows) if step == "expire" else max(r["cursor"] for r in rows)
+            elapsed = time.perf_counter() - t0
+            report.longest_batch_ms = max(report.longest_batch_ms, elapsed * 1000)
+            if self.pause_ratio and rows:
+                (self.sleep or time.sleep)(self.pause_ratio * elapsed)  # yield the database to reads
+            if step == "expire":
+                report.expired += len(rows)
+            else:
+                report.deleted += len(rows)
+            if bar is not None:
+                bar.update(len(rows))
+            if len(rows) < self.batch_size:
+                break
 
     def flag_revalidation_due(self, tenant: str, policy: PolicyProfile, now: datetime) -> int:
         """Flag `needs_revalidation` on the active records past the policy's revalidation age (from
@@ -341,32 +380,43 @@ class LifecycleService:
                         s.demote_observation(o["id"])
                         report.demoted += 1
 
-    def reindex_pending(self, tenant: str, batch: int = 100) -> int:
+    def reindex_pending(self, tenant: str, batch: int = 100, progress: ProgressFactory | None = None) -> int:
         """Give a vector (and sentence vectors) to records written while the embedder was down.
-        Keyword and structured retrieval found them meanwhile; now vector search does too."""
+        Keyword and structured retrieval found them meanwhile; now vector search does too.
+        With `progress`, a bar counts the records done (drawn only once there is something to do)."""
         if self.embedder is None:
             return 0
         done = 0
-        while True:
-            try:
-                with self.store.tenant(tenant) as s:
-                    records = s.records_missing_embedding(batch)
-                    if not records:
-                        return done
-                    pieces = [[r.content, *split_sentences(r.content)] for r in records]
-                    vectors = self.embedder.embed([p for ps in pieces for p in ps])
-                    at = 0
-                    for record, ps in zip(records, pieces, strict=True):
-                        s.set_embedding(record.id, vectors[at], self.embedder.name)
-                        if len(ps) > 1:
-                            s.insert_sentences(record.id, record.subject_id, vectors[at + 1 : at + len(ps)])
-                        at += len(ps)
-            except Exception as exc:  # still down: the records stay flagged and the next run retries
-                logger.warning("reindex deferred", extra={"tenant": tenant, "error": type(exc).__name__})
-                return done
-            done += len(records)
-            if len(records) < batch:
-                return done
+        bar: ProgressBar | None = None
+        try:
+            while True:
+                try:
+                    with self.store.tenant(tenant) as s:
+                        records = s.records_missing_embedding(batch)
+                        if not records:
+                            return done
+                        pieces = [[r.content, *split_sentences(r.content)] for r in records]
+                        vectors = self.embedder.embed([p for ps in pieces for p in ps])
+                        at = 0
+                        for record, ps in zip(records, pieces, strict=True):
+                            s.set_embedding(record.id, vectors[at], self.embedder.name)
+                            if len(ps) > 1:
+                                s.insert_sentences(
+                                    record.id, record.subject_id, vectors[at + 1 : at + len(ps)]
+                                )
+                            at += len(ps)
+                except Exception as exc:  # still down: the records stay flagged and the next run retries
+                    logger.warning("reindex deferred", extra={"tenant": tenant, "error": type(exc).__name__})
+                    return done
+                done += len(records)
+                if progress is not None:
+                    bar = bar or progress(f"reindex {tenant}", total=None, unit="record")
+                    bar.update(len(records))
+                if len(records) < batch:
+                    return done
+        finally:
+            if bar is not None:
+                bar.close()
 
     # -- ticket-scoped memory and contested markers ----------------------------------
     def bound_resolved_tickets(self, tenant: str) -> int:

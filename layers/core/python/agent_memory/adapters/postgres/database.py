@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
@@ -23,6 +23,9 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from agent_memory.domain.errors import ConfigurationError, Unavailable
 from agent_memory.observability import logger
+
+if TYPE_CHECKING:
+    from agent_memory.progress import ProgressBar, ProgressFactory
 from agent_memory.request_scope import bound_subjects
 
 MIN_PGVECTOR = (0, 7)
@@ -324,8 +327,11 @@ def migration_files() -> list[tuple[str, str]]:
     return files
 
 
-def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list[str]:
-    """Apply pending migrations as the owner, then fix or check the embedding dimension."""
+def migrate(
+    owner_url: str, *, embedding_dim: int, embedding_model: str, progress: ProgressFactory | None = None
+) -> list[str]:
+    """Apply pending migrations as the owner, then fix or check the embedding dimension.
+    With `progress`, a bar counts the pending migrations and names the one running."""
     applied: list[str] = []
     with psycopg.connect(owner_url, autocommit=True) as conn:
         _check_pgvector(conn)
@@ -341,14 +347,18 @@ def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list
                 )
                 next_warning += 30
             time.sleep(MIGRATION_LOCK_POLL_S)
+        bar: ProgressBar | None = None
         try:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
             )
             done = {r[0] for r in conn.execute("SELECT name FROM schema_migrations").fetchall()}
-            for name, sql in migration_files():
-                if name in done:
-                    continue
+            pending = [(name, sql) for name, sql in migration_files() if name not in done]
+            if progress is not None and pending:
+                bar = progress("migrate", total=len(pending), unit="migration")
+            for name, sql in pending:
+                if bar is not None:
+                    bar.set_postfix_str(name)
                 if sql.startswith(NO_TRANSACTION):
                     _apply_outside_a_transaction(conn, name, sql)
                 else:
@@ -357,8 +367,12 @@ def migrate(owner_url: str, *, embedding_dim: int, embedding_model: str) -> list
                         conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
                 applied.append(name)
                 logger.info("migration applied", extra={"migration": name})
+                if bar is not None:
+                    bar.update(1)
             _fix_embedding_dimension(conn, embedding_dim, embedding_model)
         finally:
+            if bar is not None:
+                bar.close()
             conn.execute("SELECT pg_advisory_unlock(7246001)")
     return applied
 
