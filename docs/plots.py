@@ -98,7 +98,7 @@ def longmemeval(data: dict[str, Any], out: Path) -> Path:
         xs = [i - 0.4 + width * (n + 0.5) for i in range(len(metrics))]
         ax.bar(xs, values, width, label=name, color=colours[n % len(colours)])
     for i, target in enumerate(q["targets"]):
-        ax.hlines(target, i - 0.45, i + 0.45, **TARGET_STYLE, label="target" if i == 0 else None)
+        ax.hlines(target, i - 0.45, i + 0.45, **TARGET_STYLE, label="target" if i == 0 else "_nolegend_")
     ax.set_xticks(range(len(metrics)), metrics)
     ax.set_ylim(0, 1.1)
     ax.set_title("LongMemEval-S, 239 questions")
