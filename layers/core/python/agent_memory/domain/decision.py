@@ -16,6 +16,7 @@ from typing import Any
 
 from agent_memory.domain.admission import Classified, ConflictOutcome, resolve_conflict
 from agent_memory.domain.enums import Decision, EventType, Flag, MemoryType
+from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.domain.records import MemoryRecord
 
 EVENT_FOR_DECISION: dict[Decision, EventType] = {
@@ -88,10 +89,10 @@ def confirms_with_more_authority(candidate: Classified, existing: MemoryRecord) 
 
 
 def keeps_vector(decision: Decision, memory_type: MemoryType) -> bool:
-    """A record served or reviewed keeps its vector; so does a quarantined observation
-    (corroboration is by similarity)."""
+    """A record served or reviewed keeps its vector; so does a quarantined one whose type's row
+    says `vector_in_quarantine` (observations: corroboration is by similarity)."""
     return decision in _VECTOR_DECISIONS or (
-        decision is Decision.QUARANTINED and memory_type is MemoryType.OBSERVATION
+        decision is Decision.QUARANTINED and TYPE_SPECS[memory_type].vector_in_quarantine
     )
 
 

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from agent_memory.domain.admission import Classified, classify, resolve_conflict
+from agent_memory.domain.admission import Classified, classify
 from agent_memory.domain.commitments import opening_value
-from agent_memory.domain.enums import DECISION_STATUS, Decision, EventType, Flag, MemoryType, Role
+from agent_memory.domain.decision import (
+    AdmissionContext,
+    AdmissionDecision,
+    Candidate,
+    decide,
+    reaches_near_duplicate,
+)
+from agent_memory.domain.enums import DECISION_STATUS, Decision, Flag, MemoryType, Role
 from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
 from agent_memory.domain.memory_types import TYPE_SPECS
@@ -42,15 +50,6 @@ from agent_memory.services.policies import PolicyRegistry
 
 MAX_VALUE_BYTES = 16_384
 MAX_ATTEMPTS = 4
-
-_EVENT_FOR_DECISION = {
-    Decision.ADMITTED: EventType.CREATED,
-    Decision.PENDING_APPROVAL: EventType.CANDIDATE_CREATED,
-    Decision.CONTESTED: EventType.CONFLICT,
-    Decision.QUARANTINED: EventType.QUARANTINED,
-    Decision.REJECTED: EventType.REJECTED,
-    Decision.DUPLICATE: EventType.REJECTED,
-}
 
 
 class WriteGateway:
@@ -91,31 +90,23 @@ class WriteGateway:
         now = self.clock()
         policy = self.policies.for_tenant(principal.tenant_id)
         clean, candidate = prepared or prepare(request, policy, now)
-        chash = content_hash(clean.subject_id, candidate.type.value, candidate.slot, clean.content)
-
-        flags = list(candidate.flags)
+        pending = False
         if _wants_vector(candidate) and embedding is None:
             embedding, sentence_embeddings = self._embed(clean.content)
-            if embedding is None:
-                flags.append(Flag.EMBEDDING_PENDING.value)
-
-        fingerprint = request_fingerprint(clean.model_dump(mode="json"))
+            pending = embedding is None
+        ready = _ReadyWrite(
+            clean=clean,
+            candidate=candidate,
+            content_hash=content_hash(clean.subject_id, candidate.type.value, candidate.slot, clean.content),
+            fingerprint=request_fingerprint(clean.model_dump(mode="json")),
+            embedding=embedding,
+            sentence_embeddings=sentence_embeddings,
+            embedding_pending=pending,
+        )
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 with self.store.tenant(principal.tenant_id) as session:
-                    return self._admit(
-                        session,
-                        principal,
-                        clean,
-                        candidate,
-                        chash,
-                        flags,
-                        embedding,
-                        sentence_embeddings,
-                        fingerprint,
-                        now,
-                        policy.near_duplicate_similarity,
-                    )
+                    return self._admit(session, principal, ready, policy.near_duplicate_similarity)
             except RetryableConflict:
                 if attempt == MAX_ATTEMPTS:
                     raise
@@ -184,198 +175,55 @@ class WriteGateway:
         return vectors[0], vectors[1:]
 
     def _admit(
-        self,
-        session: TenantSession,
-        principal: Principal,
-        clean: MemoryWrite,
-        candidate: Classified,
-        chash: str,
-        flags: list[str],
-        embedding: np.ndarray | None,
-        sentence_embeddings: np.ndarray | None,
-        fingerprint: str,
-        now: datetime,
-        near_duplicate_similarity: float,
+        self, session: TenantSession, principal: Principal, ready: _ReadyWrite, near_similarity: float
     ) -> WriteResult:
-        key = clean.idempotency_key
+        """Steps 4-6 and persistence, in the caller's transaction: read what the store knows,
+        decide (`domain.decision`), then write what was decided and reply."""
+        key = ready.clean.idempotency_key
         if key:
-            prior = session.idempotent_reply(key)
-            if prior is not None:
-                if prior.fingerprint != fingerprint:
-                    raise Conflict(
-                        "idempotency_key was already used for a different request", field="idempotency_key"
-                    )
-                replay = WriteResult.model_validate({**_reply_to_result(prior.response), "replayed": True})
-                if (
-                    replay.decision is Decision.DUPLICATE
-                    and replay.memory is not None
-                    and not cleared_for(principal, replay.memory.sensitivity)
-                ):
-                    replay.withheld = [replay.memory.id]
+            replay = _replayed(session, principal, key, ready.fingerprint)
+            if replay is not None:
                 return replay
-
-        # Shared subject lock: an erasure's purge takes it exclusively, so no write slips past it.
-        session.lock_subject(clean.subject_id)
-        if candidate.slot:
-            session.lock_slot(clean.subject_id, candidate.slot)
-        ctx = session.admission_context(
-            subject_id=clean.subject_id,
-            memory_type=candidate.type.value,
-            slot=candidate.slot,
-            content_hash=chash,
-            lineage_keys=clean.lineage_keys,
-        )
+        context = _admission_context(session, ready, near_similarity)
         # Timestamp the record after the admission checks: it orders correctly against an erasure
         # or supersession that committed while this write was embedding.
         now = self.clock()
-        reasons = list(candidate.reasons)
-        supersedes: MemoryRecord | None = None
-        conflicts_with: MemoryRecord | None = None
-        duplicate: MemoryRecord | None = None
-        contested: MemoryRecord | None = None  # the active record this candidate contests
-
-        if candidate.final is Decision.REJECTED:
-            decision = Decision.REJECTED
-        elif ctx.tombstoned or ctx.erasing:
-            decision = Decision.REJECTED
-            reasons = [*reasons, "tombstoned" if ctx.tombstoned else "erasure_in_progress"]
-        elif ctx.duplicate is not None and not _confirms_with_more_authority(candidate, ctx.duplicate):
-            decision, duplicate = Decision.DUPLICATE, ctx.duplicate
-            reasons.append("duplicate_content")
-        elif candidate.final is Decision.QUARANTINED:
-            decision = Decision.QUARANTINED
-        else:
-            near = None
-            if embedding is not None:
-                near = session.near_duplicate(
-                    subject_id=clean.subject_id,
-                    memory_type=candidate.type.value,
-                    slot=candidate.slot,
-                    embedding=embedding,
-                    min_similarity=near_duplicate_similarity,
-                )
-            if near is not None and not _confirms_with_more_authority(candidate, near):
-                decision, duplicate = Decision.DUPLICATE, near
-                reasons.append("near_duplicate")
-            else:
-                outcome = resolve_conflict(candidate, ctx.active)
-                decision = outcome.decision
-                reasons.extend(outcome.reasons)
-                supersedes, conflicts_with = outcome.supersedes, outcome.conflicts_with
-                contested = outcome.contests
-        # Seed 002: both records of a lower-authority contradiction carry the marker until a reviewer
-        # decides; a new version of a record still contested inherits it (the review still waits).
-        if contested is not None or (supersedes is not None and Flag.CONTESTED.value in supersedes.flags):
-            flags = [*flags, Flag.CONTESTED.value]
-
-        record: MemoryRecord | None = duplicate
-        events: list[NewEvent] = []
-        superseded: list[str] = []
-        # An erased subject leaves no row behind, not even a refusal: only the audit event says it happened.
-        erased = ctx.tombstoned or ctx.erasing
-        if decision is not Decision.DUPLICATE and not erased:
-            record = self._build_record(
-                principal, clean, candidate, chash, flags, decision, reasons, now, supersedes
-            )
-            keep_vector = decision in (Decision.ADMITTED, Decision.PENDING_APPROVAL, Decision.CONTESTED) or (
-                decision is Decision.QUARANTINED and TYPE_SPECS[candidate.type].vector_in_quarantine
-            )
-            if supersedes is not None:
-                session.supersede(supersedes.id, record.id, now)
-                superseded.append(supersedes.id)
-                events.append(
-                    NewEvent(
-                        EventType.SUPERSEDED.value,
-                        principal.sub,
-                        supersedes.id,
-                        clean.subject_id,
-                        "superseded_by_newer_version",
-                        {"superseded_by": record.id, "slot": candidate.slot},
-                    )
-                )
-            session.insert_record(record, embedding if keep_vector else None)
-            if contested is not None:
-                session.mark_contested([contested.id])
-                events.append(
-                    NewEvent(
-                        EventType.UPDATED.value,
-                        principal.sub,
-                        contested.id,
-                        clean.subject_id,
-                        "contested_by_lower_authority",
-                        {"contested": True, "contested_by": record.id, "slot": candidate.slot},
-                    )
-                )
-            if keep_vector and sentence_embeddings is not None and len(sentence_embeddings):
-                session.insert_sentences(record.id, record.subject_id, sentence_embeddings)
-            if record.needs_revalidation:  # admitted already past its revalidation age
-                events.append(
-                    NewEvent(
-                        EventType.REVALIDATION_DUE.value,
-                        principal.sub,
-                        record.id,
-                        clean.subject_id,
-                        "revalidation_age_reached",
-                        {"type": record.type.value, "effective_at": record.effective_at.isoformat()},
-                    )
-                )
-            if Flag.EMBEDDING_PENDING.value in record.flags and keep_vector:
-                events.append(
-                    NewEvent(
-                        EventType.EMBEDDING_DEFERRED.value,
-                        principal.sub,
-                        record.id,
-                        clean.subject_id,
-                        "embedder_unavailable",
-                    )
-                )
-
-        payload = {
-            "decision": decision.value,
-            "type": candidate.type.value,
-            "slot": candidate.slot,
-            "authority": candidate.authority.value,
-            "content_hash": chash,
-            "reasons": reasons,
-        }
-        if conflicts_with is not None:
-            payload["conflicts_with"] = conflicts_with.id
-        events.insert(
-            0,
-            NewEvent(
-                _EVENT_FOR_DECISION[decision].value,
-                principal.sub,
-                record.id if record else None,
-                clean.subject_id,
-                reasons[0] if reasons else decision.value,
-                payload,
-            ),
+        record_id = new_id("mem")
+        candidate = Candidate(ready.candidate, record_id, ready.content_hash, ready.embedding_pending)
+        verdict = decide(candidate, context)
+        record = verdict.duplicate
+        if verdict.writes_record:
+            record = self._build_record(principal, ready, verdict, record_id, now)
+            _persist(session, ready, verdict, record, now)
+        subject_id = ready.clean.subject_id
+        session.append_events(
+            [
+                NewEvent(e.event_type.value, principal.sub, e.memory_id, subject_id, e.reason, e.payload)
+                for e in verdict.events
+            ]
         )
-        session.append_events(events)
-
         # The caller sees the record it wrote (its own words, masked), but not another record this
         # write met above its clearance: the one it duplicates, or the one it supersedes.
         withheld = [
             r.id
-            for r in (duplicate, supersedes)
+            for r in (verdict.duplicate, verdict.supersedes)
             if r is not None and not cleared_for(principal, r.sensitivity)
         ]
-        result = WriteResult(decision=decision, reasons=reasons, memory=record, superseded=superseded)
+        superseded = [verdict.supersedes.id] if verdict.supersedes is not None else []
+        result = WriteResult(
+            decision=verdict.decision, reasons=list(verdict.reasons), memory=record, superseded=superseded
+        )
         if key:
-            session.save_idempotent_reply(
-                key,
-                IdempotentReply(fingerprint, result.public_view(), 201),
-                record.id if record else None,
-                clean.subject_id,
-            )
+            reply = IdempotentReply(ready.fingerprint, result.public_view(), 201)
+            session.save_idempotent_reply(key, reply, record.id if record else None, subject_id)
         result.withheld = withheld
         logger.info(
             "memory write decided",
             extra={
-                "decision": decision.value,
+                "decision": verdict.decision.value,
                 "memory_id": record.id if record else None,
-                "type": candidate.type.value,
-                "reasons": reasons,
+                "type": ready.candidate.type.value,
+                "reasons": result.reasons,
             },
         )
         return result
@@ -383,18 +231,15 @@ class WriteGateway:
     def _build_record(
         self,
         principal: Principal,
-        clean: MemoryWrite,
-        candidate: Classified,
-        chash: str,
-        flags: list[str],
-        decision: Decision,
-        reasons: list[str],
+        ready: _ReadyWrite,
+        verdict: AdmissionDecision,
+        record_id: str,
         now: datetime,
-        supersedes: MemoryRecord | None,
     ) -> MemoryRecord:
-        rejected = decision is Decision.REJECTED
+        clean, candidate, supersedes = ready.clean, ready.candidate, verdict.supersedes
+        rejected = verdict.decision is Decision.REJECTED
         return MemoryRecord(
-            id=new_id("mem"),
+            id=record_id,
             tenant_id=principal.tenant_id,
             subject_id=clean.subject_id,
             scope=clean.scope,
@@ -415,9 +260,9 @@ class WriteGateway:
             confidence_basis=clean.confidence_basis,
             importance=clean.importance,
             sensitivity=candidate.sensitivity,
-            status=DECISION_STATUS[decision],
-            flags=flags,
-            reasons=reasons,
+            status=DECISION_STATUS[verdict.decision],
+            flags=list(verdict.flags),
+            reasons=list(verdict.reasons),
             created_at=now,
             effective_at=candidate.effective_at,
             expires_at=candidate.expires_at,
@@ -426,14 +271,89 @@ class WriteGateway:
             lineage_keys=sorted(
                 set(clean.lineage_keys) | ({f"session:{clean.session_id}"} if clean.session_id else set())
             ),
-            content_hash=chash,
-            embedding_model=self.embedder.name if Flag.EMBEDDING_PENDING.value not in flags else None,
+            content_hash=ready.content_hash,
+            embedding_model=None if Flag.EMBEDDING_PENDING.value in verdict.flags else self.embedder.name,
             # Admitted from a verified source: confirmed now. Otherwise never confirmed yet.
-            last_validated_at=now
-            if decision is Decision.ADMITTED and candidate.last_validated_at is not None
-            else None,
-            needs_revalidation=decision is Decision.ADMITTED and candidate.needs_revalidation,
+            last_validated_at=now if verdict.validated_now else None,
+            needs_revalidation=verdict.needs_revalidation,
         )
+
+
+@dataclass(frozen=True, eq=False)
+class _ReadyWrite:
+    """One candidate after steps 1-3, hashed and embedded (or its vector deferred)."""
+
+    clean: MemoryWrite
+    candidate: Classified
+    content_hash: str
+    fingerprint: str  # of the cleaned request: an idempotency key replays only the same request
+    embedding: np.ndarray | None
+    sentence_embeddings: np.ndarray | None
+    embedding_pending: bool
+
+
+def _replayed(session: TenantSession, principal: Principal, key: str, fingerprint: str) -> WriteResult | None:
+    """The reply saved under an idempotency key, replayed; the key reused for another request is 409."""
+    prior = session.idempotent_reply(key)
+    if prior is None:
+        return None
+    if prior.fingerprint != fingerprint:
+        raise Conflict("idempotency_key was already used for a different request", field="idempotency_key")
+    replay = WriteResult.model_validate({**_reply_to_result(prior.response), "replayed": True})
+    if (
+        replay.decision is Decision.DUPLICATE
+        and replay.memory is not None
+        and not cleared_for(principal, replay.memory.sensitivity)
+    ):
+        replay.withheld = [replay.memory.id]
+    return replay
+
+
+def _admission_context(
+    session: TenantSession, ready: _ReadyWrite, near_similarity: float
+) -> AdmissionContext:
+    """What the store knows about the candidate, under its subject's and slot's locks. The
+    similarity search runs only when the cascade gets that far and the candidate has a vector."""
+    clean, candidate = ready.clean, ready.candidate
+    # Shared subject lock: an erasure's purge takes it exclusively, so no write slips past it.
+    session.lock_subject(clean.subject_id)
+    if candidate.slot:
+        session.lock_slot(clean.subject_id, candidate.slot)
+    context = session.admission_context(
+        subject_id=clean.subject_id,
+        memory_type=candidate.type.value,
+        slot=candidate.slot,
+        content_hash=ready.content_hash,
+        lineage_keys=clean.lineage_keys,
+    )
+    if ready.embedding is None or not reaches_near_duplicate(candidate, context):
+        return context
+    near = session.near_duplicate(
+        subject_id=clean.subject_id,
+        memory_type=candidate.type.value,
+        slot=candidate.slot,
+        embedding=ready.embedding,
+        min_similarity=near_similarity,
+    )
+    return replace(context, near_duplicate=near)
+
+
+def _persist(
+    session: TenantSession,
+    ready: _ReadyWrite,
+    verdict: AdmissionDecision,
+    record: MemoryRecord,
+    now: datetime,
+) -> None:
+    """Write the decided record: the version it supersedes closed first, the record it contests marked."""
+    if verdict.supersedes is not None:
+        session.supersede(verdict.supersedes.id, record.id, now)
+    session.insert_record(record, ready.embedding if verdict.keep_vector else None)
+    if verdict.contests is not None:
+        session.mark_contested([verdict.contests.id])
+    sentences = ready.sentence_embeddings
+    if verdict.keep_vector and sentences is not None and len(sentences):
+        session.insert_sentences(record.id, record.subject_id, sentences)
 
 
 def prepare(request: MemoryWrite, policy: PolicyProfile, now: datetime) -> tuple[MemoryWrite, Classified]:
@@ -470,11 +390,6 @@ def _wants_vector(candidate: Classified) -> bool:
     return candidate.final is None or (
         candidate.final is Decision.QUARANTINED and TYPE_SPECS[candidate.type].vector_in_quarantine
     )
-
-
-def _confirms_with_more_authority(candidate: Classified, existing: MemoryRecord) -> bool:
-    """Same content from a stronger source is a confirmation: it supersedes rather than dedupes."""
-    return candidate.authority.rank > existing.authority.rank and candidate.final is None
 
 
 def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
