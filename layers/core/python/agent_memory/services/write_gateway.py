@@ -2,7 +2,9 @@
 
 Pipeline (POLICY.md, order matters): sanitize -> screen -> classify -> dedupe
 -> tombstone check -> authority-ranked conflict resolution -> persist record,
-events and embedding in one transaction, idempotently.
+events and embedding in one transaction, idempotently. Steps 1-3 (`prepare`) and
+the decision of steps 4-6 (`domain.decision.decide`) are pure; this module reads
+what they need from the store and writes what they decide.
 """
 
 from __future__ import annotations
