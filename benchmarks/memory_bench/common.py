@@ -29,6 +29,7 @@ from agent_memory.domain.enums import Authority, MemoryType, Role, Sensitivity
 DIM = 384
 TENANT = "bench"
 EMBEDDER_NAME = "local-minilm-onnx"
+LOADER = "bench-loader"  # the actor of the datasets' bulk loads
 
 
 # --------------------------------------------------------------------------- statistics
@@ -512,81 +513,7 @@ def cprofile_top(fn: Any, n: int = 18) -> tuple[Any, list[dict[str, Any]]]:
     return result, [{"total_s": round(total, 3)}, {"by_cumulative": rows[:n]}, {"by_self": top_self}]
 
 
-# --------------------------------------------------------------------------- bulk load (COPY)
-COPY_COLUMNS = (
-    "id",
-    "tenant_id",
-    "subject_id",
-    "scope",
-    "session_id",
-    "type",
-    "category",
-    "slot",
-    "content",
-    "value",
-    "source",
-    "actor",
-    "authority",
-    "authority_rank",
-    "confidence",
-    "importance",
-    "sensitivity",
-    "sensitivity_rank",
-    "status",
-    "flags",
-    "reasons",
-    "created_at",
-    "effective_at",
-    "valid_to",
-    "last_validated_at",
-    "expires_at",
-    "legal_hold",
-    "version",
-    "superseded_by_id",
-    "superseded_at",
-    "lineage_keys",
-    "content_hash",
-    "needs_revalidation",
-    "embedding",
-    "embedding_model",
-)
-COPY_TYPES = (
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "jsonb",
-    "jsonb",
-    "text",
-    "text",
-    "int2",
-    "float4",
-    "float4",
-    "text",
-    "int2",
-    "text",
-    "text[]",
-    "text[]",
-    "timestamptz",
-    "timestamptz",
-    "timestamptz",
-    "timestamptz",
-    "timestamptz",
-    "bool",
-    "int4",
-    "text",
-    "timestamptz",
-    "text[]",
-    "text",
-    "bool",
-    "vector",
-    "text",
-)
+# --------------------------------------------------------------------------- bulk load
 _AUTH_FOR_TYPE = {
     MemoryType.EPISODE: Authority.CUSTOMER_CLAIM,
     MemoryType.PREFERENCE: Authority.CUSTOMER_CONFIRMED,
@@ -680,53 +607,39 @@ def plan_subject_rows(
     return rows
 
 
-def copy_row(plan: dict[str, Any], tenant: str, embedding: np.ndarray | None, serial: int) -> tuple[Any, ...]:
-    """One COPY row (COPY_COLUMNS order) from a planned row."""
-    from psycopg.types.json import Jsonb
-
+def planned_record(plan: dict[str, Any], tenant: str, serial: int) -> Any:
+    """The MemoryRecord of a planned row, as the gateway would have stored it (no vector here)."""
     from agent_memory.domain.hashing import content_hash
+    from agent_memory.domain.records import MemoryRecord
 
     auth: Authority = plan["authority"]
-    sens: Sensitivity = plan["sensitivity"]
-    chash = content_hash(plan["subject_id"], plan["type"], plan["slot"], plan["content"])
-    mid = f"mem_{int(plan['created_at'].timestamp() * 1000):012x}{serial:016x}"
     active = plan["status"] == "active"
-    return (
-        mid,
-        tenant,
-        plan["subject_id"],
-        "subject",
-        plan["session_id"],
-        plan["type"],
-        plan["category"],
-        plan["slot"],
-        plan["content"],
-        Jsonb({}),
-        Jsonb({"kind": auth.value, "system": "bench"}),
-        "bench-loader",
-        auth.value,
-        auth.rank,
-        0.8,
-        0.5,
-        sens.value,
-        sens.rank,
-        plan["status"],
-        [],
-        [],
-        plan["created_at"],
-        plan["effective_at"],
-        plan["valid_to"],
-        plan["created_at"] if active else None,
-        plan["expires_at"],
-        False,
-        1,
-        None if active else "mem_superseded",
-        plan["superseded_at"],
-        plan["lineage_keys"],
-        chash,
-        False,
-        embedding,
-        EMBEDDER_NAME if embedding is not None else None,
+    return MemoryRecord(
+        id=f"mem_{int(plan['created_at'].timestamp() * 1000):012x}{serial:016x}",
+        tenant_id=tenant,
+        subject_id=plan["subject_id"],
+        session_id=plan["session_id"],
+        type=plan["type"],
+        category=plan["category"],
+        slot=plan["slot"],
+        content=plan["content"],
+        source={"kind": auth.value, "system": "bench"},
+        actor=LOADER,
+        authority=auth,
+        confidence=0.8,
+        importance=0.5,
+        sensitivity=plan["sensitivity"],
+        status=plan["status"],
+        created_at=plan["created_at"],
+        effective_at=plan["effective_at"],
+        valid_to=plan["valid_to"],
+        last_validated_at=plan["created_at"] if active else None,
+        expires_at=plan["expires_at"],
+        superseded_by_id=None if active else "mem_superseded",
+        superseded_at=plan["superseded_at"],
+        lineage_keys=plan["lineage_keys"],
+        content_hash=content_hash(plan["subject_id"], plan["type"], plan["slot"], plan["content"]),
+        embedding_model=EMBEDDER_NAME if active else None,
     )
 
 
@@ -740,91 +653,6 @@ def owner_connection(url: str, tenant: str) -> Iterator[Any]:
         register_vector(conn)
         conn.execute("SELECT set_config('app.tenant_id', %s, false)", (tenant,))
         yield conn
-
-
-def secondary_indexes(conn: Any) -> list[tuple[str, str]]:
-    rows = conn.execute(
-        """SELECT i.indexname, i.indexdef FROM pg_indexes i
-            WHERE i.tablename = 'memory_records' AND i.indexname <> 'memory_records_pkey'"""
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
-
-
-SENTENCE_COLUMNS = ("tenant_id", "memory_id", "subject_id", "pos", "embedding")
-SENTENCE_TYPES = ("text", "text", "text", "int2", "vector")
-
-
-def _copy(
-    cur: Any, table: str, columns: Sequence[str], types: Sequence[str], rows: list[tuple[Any, ...]]
-) -> int:
-    """Binary COPY of `rows` into `table`; the number copied."""
-    if rows:
-        with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as cp:
-            cp.set_types(list(types))
-            for row in rows:
-                cp.write_row(row)
-    return len(rows)
-
-
-def bulk_load(
-    url: str,
-    tenant: str,
-    batches: Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]],
-    *,
-    hnsw: bool,
-    report: dict[str, Any],
-) -> int:
-    """COPY (memory rows, sentence rows) batches into memory_records and memory_sentences as the
-    owner: secondary indexes of memory_records dropped first and rebuilt after (the HNSW index only
-    when `hnsw`: per-subject search never uses it), then ANALYZE."""
-    n = sentences = 0
-    with owner_connection(url, tenant) as conn:
-        defs = secondary_indexes(conn)
-        with conn.transaction():
-            for name, _ in defs:
-                conn.execute(f'DROP INDEX IF EXISTS "{name}"')
-        t0 = time.perf_counter()
-        conn.execute("SET maintenance_work_mem = '1GB'")
-        # The lineage mirror (migration 0009) is filled in bulk after the COPY, not row by row.
-        conn.execute("ALTER TABLE memory_records DISABLE TRIGGER memory_lineage_sync")
-        try:
-            with conn.cursor() as cur:
-                for batch, sentence_rows in batches:
-                    n += _copy(cur, "memory_records", COPY_COLUMNS, COPY_TYPES, batch)
-                    sentences += _copy(
-                        cur, "memory_sentences", SENTENCE_COLUMNS, SENTENCE_TYPES, sentence_rows
-                    )
-        finally:
-            conn.execute("ALTER TABLE memory_records ENABLE TRIGGER memory_lineage_sync")
-        conn.execute(
-            "INSERT INTO memory_lineage (tenant_id, lineage_key, memory_id)"
-            " SELECT DISTINCT tenant_id, unnest(lineage_keys), id FROM memory_records ON CONFLICT DO NOTHING"
-        )
-        report["copy_s"] = round(time.perf_counter() - t0, 1)
-        t1 = time.perf_counter()
-        rebuilt = []
-        for name, ddl in defs:
-            if "hnsw" in ddl and not hnsw:
-                continue
-            conn.execute(ddl)
-            rebuilt.append(name)
-        report["index_build_s"] = round(time.perf_counter() - t1, 1)
-        report["indexes"] = rebuilt
-        report["hnsw_index"] = hnsw
-        t2 = time.perf_counter()
-        conn.execute("VACUUM (ANALYZE) memory_records")
-        conn.execute("VACUUM (ANALYZE) memory_sentences")
-        report["sentence_rows"] = sentences
-        report["vacuum_analyze_s"] = round(time.perf_counter() - t2, 1)
-    return n
-
-
-def ensure_tenant(container: Any, tenant: str) -> None:
-    """The tenant registry and audit-chain head (the gateway creates them on a first write)."""
-    from agent_memory.ports.store import NewEvent
-
-    with container.store.tenant(tenant) as s:
-        s.append_events([NewEvent("memory_updated", "bench-loader", None, None, "bench_dataset_loaded", {})])
 
 
 def load_dataset(
@@ -842,58 +670,71 @@ def load_dataset(
     extra: Sequence[tuple[int, int]] = (),
     sentences: bool = False,
 ) -> dict[str, Any]:
-    """Synthetic memories COPYed straight into memory_records (no gateway): subject i gets
-    `per_subject` rows (and each (index, rows) of `extra` its own count, none expired); `vectors(rng, plans)` gives their embeddings (random unit vectors by default).
-    `sentences`: as the write path does, an active memory whose content splits into several
-    sentences gets a vector per sentence (near the memory's own) in memory_sentences."""
+    """Synthetic memories bulk-loaded into memory_records (`adapters.postgres.bulk_load`, no gateway):
+    subject i gets `per_subject` rows (and each (index, rows) of `extra` its own count, none expired);
+    `vectors(rng, plans)` gives their embeddings (random unit vectors by default); an inactive row
+    keeps none. The secondary indexes are rebuilt after the COPY, the HNSW index only when `hnsw`
+    (per-subject search never uses it). `sentences`: as the write path does, an active memory whose
+    content splits into several sentences gets a vector per sentence (near the memory's own)."""
+    from agent_memory.adapters.postgres.bulk_load import LoadRow, load_records
     from agent_memory.domain.sentences import split_sentences
 
     rng = random.Random(seed)  # noqa: S311 - synthetic data, not security
     nrng = np.random.default_rng(seed)
     now = datetime.now(UTC)
     make_vectors = vectors or (lambda g, plans: unit_vectors(g, len(plans)))
-    report: dict[str, Any] = {}
     serial = [first_subject * per_subject]
     total = subjects * per_subject + sum(n for _, n in extra)
     t0 = time.perf_counter()
     shape = [(i, per_subject, expired_share) for i in range(first_subject, first_subject + subjects)]
     shape += [(i, n, 0.0) for i, n in extra]
 
-    def batches() -> Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
-        done = 0
-        batch: list[tuple[Any, ...]] = []
-        sentence_rows: list[tuple[Any, ...]] = []
+    def batches() -> Iterator[list[LoadRow]]:
+        batch: list[LoadRow] = []
         for i, n_rows, share in shape:
             plans = plan_subject_rows(i, n_rows, rng, now, expired_share=share)
             vecs = make_vectors(nrng, plans)
             for p, v in zip(plans, vecs, strict=True):
                 serial[0] += 1
                 active = p["status"] == "active"
-                row = copy_row(p, tenant, v if active else None, serial[0])
-                batch.append(row)
                 chunks = split_sentences(p["content"]) if sentences and active else []
-                if chunks:
-                    near_vecs = near(np.stack([v] * len(chunks)), nrng, noise=0.35)
-                    sentence_rows += [
-                        (tenant, row[0], p["subject_id"], pos, sv) for pos, sv in enumerate(near_vecs)
-                    ]
-            if len(batch) >= 20_000:
-                done += len(batch)
-                yield batch, sentence_rows
-                batch, sentence_rows = [], []
-                if done % log_every < 20_000:
-                    el = time.perf_counter() - t0
-                    print(
-                        f"  loaded {done:,}/{total:,} rows in {el:.0f}s ({done / el:,.0f} rows/s)", flush=True
+                batch.append(
+                    LoadRow(
+                        planned_record(p, tenant, serial[0]),
+                        v if active else None,
+                        list(near(np.stack([v] * len(chunks)), nrng, noise=0.35)) if chunks else (),
                     )
+                )
+            if len(batch) >= 20_000:
+                yield batch
+                batch = []
         if batch:
-            yield batch, sentence_rows
+            yield batch
 
-    ensure_tenant(container, tenant)
-    n = bulk_load(owner_url(container), tenant, batches(), hnsw=hnsw, report=report)
-    report["rows"] = n
-    report["load_s"] = round(time.perf_counter() - t0, 1)
-    return report
+    def progress(done: int) -> None:
+        if done % log_every < 20_000:
+            el = time.perf_counter() - t0
+            print(f"  loaded {done:,}/{total:,} rows in {el:.0f}s ({done / el:,.0f} rows/s)", flush=True)
+
+    loaded = load_records(
+        owner_url(container),
+        tenant,
+        batches(),
+        actor=LOADER,
+        defer_indexes=True,
+        rebuild=lambda name, ddl: hnsw or "hnsw" not in ddl,
+        on_batch=progress,
+    )
+    return {
+        "rows": loaded.records,
+        "sentence_rows": loaded.sentences,
+        "copy_s": loaded.copy_s,
+        "index_build_s": loaded.index_build_s,
+        "indexes": loaded.rebuilt_indexes,
+        "hnsw_index": hnsw,
+        "vacuum_analyze_s": loaded.vacuum_analyze_s,
+        "load_s": round(time.perf_counter() - t0, 1),
+    }
 
 
 def dataset_marker(data_dir: Path) -> Path:

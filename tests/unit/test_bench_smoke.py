@@ -65,11 +65,15 @@ def test_planned_subject_rows_keep_one_active_row_per_slot_and_the_expired_share
     )
 
 
-def test_copy_rows_match_the_copy_columns():
+def test_planned_rows_are_valid_records_of_their_plan():
     now = datetime.now(UTC)
-    plan = c.plan_subject_rows(1, 5, random.Random(1), now)[0]
-    row = c.copy_row(plan, "t", np.zeros(c.DIM, dtype=np.float32), 1)
-    assert len(row) == len(c.COPY_COLUMNS) == len(c.COPY_TYPES)
+    plans = c.plan_subject_rows(1, 40, random.Random(1), now, inactive_share=0.3)
+    records = [c.planned_record(p, "t", k) for k, p in enumerate(plans)]
+    assert len({r.id for r in records}) == len(plans)
+    assert [(r.subject_id, r.status.value, r.content) for r in records] == [
+        (p["subject_id"], p["status"], p["content"]) for p in plans
+    ]
+    assert all((r.embedding_model is None) == (r.status.value != "active") for r in records)
 
 
 def test_write_stream_is_distinct_and_mixes_types():

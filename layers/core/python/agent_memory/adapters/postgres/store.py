@@ -53,6 +53,28 @@ _RECORD_JSON = "json_build_object(" + ", ".join(f"'{c}', r.{c}" for c in _FIELDS
 _REAL_FIELDS = ("confidence", "importance")  # float4 columns: binary results carry float4 noise
 
 
+# What a stored record's row holds besides its fields: the ranks the queries filter and order by,
+# and the vector. The normal insert and the bulk load (bulk_load.py) both write exactly these.
+INSERT_COLUMNS = (*_FIELDS, "authority_rank", "sensitivity_rank", "embedding")
+_INSERT_RECORD = (
+    f"INSERT INTO memory_records ({', '.join(INSERT_COLUMNS)})"
+    f" VALUES ({', '.join('%(' + c + ')s' for c in INSERT_COLUMNS)})"
+)
+
+
+def record_params(record: MemoryRecord, embedding: np.ndarray | None) -> dict[str, Any]:
+    """The values of INSERT_COLUMNS (and more) for one record, adapted for psycopg."""
+    d = record.model_dump(mode="python")
+    d["value"] = Jsonb(d["value"])
+    d["source"] = Jsonb(record.source.model_dump(mode="json", exclude_none=True))
+    d["authority_rank"] = Authority(record.authority).rank
+    d["sensitivity_rank"] = Sensitivity(record.sensitivity).rank
+    d["embedding"] = embedding
+    for k in ("type", "scope", "authority", "sensitivity", "status"):
+        d[k] = str(d[k])
+    return d
+
+
 def row_to_record(row: dict[str, Any]) -> MemoryRecord:
     data = {k: row[k] for k in _FIELDS}
     for k in _REAL_FIELDS:
@@ -175,19 +197,7 @@ class PostgresTenantSession(
 
     # -- records ---------------------------------------------------------------
     def insert_record(self, record: MemoryRecord, embedding: np.ndarray | None) -> None:
-        d = record.model_dump(mode="python")
-        d["value"] = Jsonb(d["value"])
-        d["source"] = Jsonb(record.source.model_dump(mode="json", exclude_none=True))
-        d["authority_rank"] = Authority(record.authority).rank
-        d["sensitivity_rank"] = Sensitivity(record.sensitivity).rank
-        d["embedding"] = embedding
-        for k in ("type", "scope", "authority", "sensitivity", "status"):
-            d[k] = str(d[k])
-        cols = [*_FIELDS, "authority_rank", "sensitivity_rank", "embedding"]
-        self.conn.execute(
-            f"INSERT INTO memory_records ({', '.join(cols)}) VALUES ({', '.join('%(' + c + ')s' for c in cols)})",
-            d,
-        )
+        self.conn.execute(_INSERT_RECORD, record_params(record, embedding))
 
     def insert_sentences(self, memory_id: str, subject_id: str, embeddings: np.ndarray) -> None:
         with self.conn.cursor() as cur:
