@@ -1,4 +1,13 @@
-"""Offline benchmarks: pure functions over labelled files, no database, no network."""
+"""The service's benchmarks, a development package outside the product (not in the Lambda layer).
+
+`memory bench <name>` runs one (memory_bench.cli). Two kinds:
+- over labelled files, in process: extraction, identifiers, screening (no database);
+- against a real embedded PostgreSQL that each builds in its data dir (a temporary folder unless
+  `--data-dir` is given): write, retrieve, lifecycle, compare, sessions, soak (the soak also drives
+  the local HTTP server and moto); longmemeval and floor read a downloaded dataset and run the
+  local embedder.
+Nothing calls a remote service: the embedder is the local ONNX model.
+"""
 
 from __future__ import annotations
 

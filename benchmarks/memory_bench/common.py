@@ -13,6 +13,8 @@ import os
 import platform
 import random
 import shutil
+import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -389,6 +391,19 @@ def stop_server(data_dir: Path, *, delete: bool) -> None:
         embedded_server(data_dir / "pg", cleanup_mode="delete" if delete else "stop").cleanup()
     if delete:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+DATA_DIR_HELP = "where the embedded PostgreSQL keeps the dataset (default: a new temporary folder)"
+
+
+def data_dir_or_temporary(given: Path | None, bench: str) -> Path:
+    """The data dir given, or a new temporary folder, named on stderr (so that a `--keep` run can be
+    reused with `--data-dir`)."""
+    if given is not None:
+        return given
+    path = Path(tempfile.mkdtemp(prefix=f"memory-bench-{bench}-"))
+    print(f"memory bench {bench}: data dir {path}", file=sys.stderr)
+    return path
 
 
 def dir_size_gib(path: Path) -> float:

@@ -1,7 +1,8 @@
 """Two versions of the broker, side by side, turn by turn: `memory bench compare`.
 
     git worktree add /tmp/before <commit>
-    memory bench compare --old /tmp/before --new . --data-dir /work/bench-data/retrieve --json out.json
+    memory bench retrieve --keep --data-dir DATASET   # once: the dataset both versions read
+    memory bench compare --old /tmp/before --new . --data-dir DATASET --json out.json
 
 On a machine whose speed drifts within minutes, whole runs (or whole processes in blocks of
 hundreds) of two versions measure the drift as much as the code. Here two long-lived worker
@@ -13,8 +14,8 @@ process time) and server CPU per retrieval (the embedded server's, during the wo
 new/old ratios, and how many retrievals returned the same memories in the same order.
 
 The dataset is a `memory bench retrieve --keep` data dir. The workers run this file as a script,
-so `--old` needs no copy of it: only `bench.common` and the broker, as they have been since
-session 3. The queries (texts, vectors and each turn's subjects) come from this process, so both
+so `--old` needs no copy of it: each imports the broker from its own checkout (first on its
+PYTHONPATH) and `memory_bench.common` from the one running this command. The queries (texts, vectors and each turn's subjects) come from this process, so both
 sides are asked exactly the same. Migrations are applied by the code running this command, before
 the workers start: run it from the newer checkout.
 """
@@ -204,7 +205,9 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p = argparse.ArgumentParser(prog="memory bench compare")
     p.add_argument("--old", required=True, help="the baseline's checkout (e.g. a git worktree)")
     p.add_argument("--new", default=".", help="the candidate's checkout (default: this one)")
-    p.add_argument("--data-dir", default="/work/bench-data/retrieve", type=Path)
+    p.add_argument(
+        "--data-dir", required=True, type=Path, help="a dataset kept by `memory bench retrieve --keep`"
+    )
     p.add_argument("--rounds", type=int, default=40)
     p.add_argument("--per-turn", type=int, default=100)
     p.add_argument("--json")

@@ -1,10 +1,10 @@
 """Nightly purge, subject erasure, and retrieval while the purge runs: `memory bench lifecycle`.
 
-    memory bench lifecycle --records 2000000 --expired 1000000 --data-dir /work/bench-data/lifecycle --json out.json
+    memory bench lifecycle --records 2000000 --expired 1000000 --json out.json
 
-1. COPY `--records` memories (40 per subject; `--expired` of them active but past
-   expires_at) plus one subject with `--erasure-records` memories, straight into
-   memory_records as the owner (indexes rebuilt after, no HNSW).
+1. Bulk-loads `--records` memories (40 per subject; `--expired` of them active but past
+   expires_at) plus one subject with `--erasure-records` memories with the store's bulk load
+   (`adapters/postgres/bulk_load.py`: COPY as the owner, indexes rebuilt after, no HNSW).
 2. A retrieval client process (its own container, like a Lambda) runs `broker.retrieve`
    with precomputed vectors on random subjects the whole time: `--baseline-seconds`
    idle first, then while `LifecycleService.purge()` runs (the nightly job as-is:
@@ -256,7 +256,7 @@ def run_lifecycle_bench(
 
 def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p = argparse.ArgumentParser(prog="memory bench lifecycle")
-    p.add_argument("--data-dir", default="/work/bench-data/lifecycle", type=Path)
+    p.add_argument("--data-dir", type=Path, help=c.DATA_DIR_HELP)
     p.add_argument("--records", type=int, default=2_000_000)
     p.add_argument("--expired", type=int, default=1_000_000)
     p.add_argument("--erasure-records", type=int, default=10_000)
@@ -272,6 +272,9 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     )
     p.add_argument("--json")
     a = p.parse_args(argv)
+    if a.reuse and a.data_dir is None:
+        p.error("--reuse needs the --data-dir of a kept dataset")
+    a.data_dir = c.data_dir_or_temporary(a.data_dir, "lifecycle")
     try:
         report = run_lifecycle_bench(
             a.data_dir,

@@ -1,9 +1,9 @@
 """Retrieval latency and throughput at scale: `memory bench retrieve`.
 
-    memory bench retrieve --subjects 25000 --per-subject 40 --data-dir /work/bench-data/retrieve --json out.json
+    memory bench retrieve --subjects 25000 --per-subject 40 --json out.json
 
-1. Builds `subjects x per_subject` memories with COPY straight into memory_records as the
-   table owner (secondary indexes dropped and rebuilt; the HNSW index only with `--hnsw`:
+1. Builds `subjects x per_subject` memories with the store's bulk load (`adapters/postgres/
+   bulk_load.py`: COPY as the table owner, secondary indexes rebuilt after; HNSW only with `--hnsw`:
    per-subject search is an exact scan of the (tenant, subject) B-tree range). Text is
    synthetic CS/support content; vectors are MiniLM embeddings of each memory's gist
    (~3,000 distinct gists embedded once) plus noise, so similarities look like real ones.
@@ -834,7 +834,7 @@ def run_retrieve_bench(
 
 def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p = argparse.ArgumentParser(prog="memory bench retrieve")
-    p.add_argument("--data-dir", default="/work/bench-data/retrieve", type=Path)
+    p.add_argument("--data-dir", type=Path, help=c.DATA_DIR_HELP)
     p.add_argument("--subjects", type=int, default=25_000)
     p.add_argument("--per-subject", type=int, default=40)
     p.add_argument("--queries", type=int, default=2000, help="measured single-client queries per kind")
@@ -847,6 +847,9 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--json")
     a = p.parse_args(argv)
+    if a.reuse and a.data_dir is None:
+        p.error("--reuse needs the --data-dir of a kept dataset")
+    a.data_dir = c.data_dir_or_temporary(a.data_dir, "retrieve")
     try:
         report = run_retrieve_bench(
             a.data_dir,

@@ -1,6 +1,6 @@
 """Write throughput through the gateway: `memory bench write`.
 
-    memory bench write --records 100000 --data-dir /work/bench-data/write --json out.json
+    memory bench write --records 100000 --json out.json
 
 Every record goes through `WriteGateway.write` (sanitize, screen, classify, dedupe,
 tombstone check, conflict resolution, persist record + audit events in one
@@ -294,7 +294,7 @@ def run_write_bench(
 
 def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p = argparse.ArgumentParser(prog="memory bench write")
-    p.add_argument("--data-dir", default="/work/bench-data/write", type=Path)
+    p.add_argument("--data-dir", type=Path, help=c.DATA_DIR_HELP)
     p.add_argument("--records", type=int, default=100_000)
     p.add_argument("--subjects", type=int, default=None, help="default: records / 20")
     p.add_argument("--concurrent", type=int, default=4, help="threads of the concurrent variant (1 = skip)")
@@ -307,6 +307,7 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--json")
     a = p.parse_args(argv)
+    a.data_dir = c.data_dir_or_temporary(a.data_dir, "write")
     try:
         report = run_write_bench(
             a.data_dir,
