@@ -287,9 +287,10 @@ def floor_logged_one_call(conn: Any, subject: str, vec: np.ndarray, clearance: i
 
 
 # The broker's selection as one statement, with the access event on it (see the module docstring).
-# Its weights, half-lives, caps and floor are parameters taken from the broker's own constants
-# (sql_ranked_call), so the two cannot drift apart.
-SQL_RANKED_SQL = """
+# Its weights, factors, half-lives, caps and floor are parameters taken from the broker's own
+# constants (domain/ranking.py, sql_ranked_call), so the two cannot drift apart; the half-lives'
+# CASE has a branch per memory type the ranking knows.
+SQL_RANKED_SQL_TEMPLATE = """
 WITH q AS MATERIALIZED (
   SELECT coalesce((SELECT array_agg(t.lexeme) FROM unnest(to_tsvector('english', %(qtext)s)) t), '{}') AS lex
 ),
@@ -328,14 +329,11 @@ scored AS (
   SELECT n.id, n.type, n.authority, n.authority_rank, n.effective_at, n.dense, n.lexical,
          (%(w_lex)s * CASE WHEN n.lmax - n.lmin < 1e-12 THEN 0 ELSE (n.lexical - n.lmin) / (n.lmax - n.lmin) END
           + (1 - %(w_lex)s) * CASE WHEN n.dmax - n.dmin < 1e-12 THEN 0 ELSE (coalesce(n.dense, 0) - n.dmin) / (n.dmax - n.dmin) END)
-         * (0.85 + 0.03 * n.authority_rank)
-         * CASE WHEN n.authority = ANY(%(verified)s) THEN 1.05 ELSE 1 END
-         * (0.8 + 0.2 * n.confidence)
+         * (%(trust_base)s + %(trust_per_rank)s * n.authority_rank)
+         * CASE WHEN n.authority = ANY(%(verified)s) THEN %(verified_boost)s ELSE 1 END
+         * (%(confidence_base)s + %(confidence_weight)s * n.confidence)
          * (1 - %(rw)s + %(rw)s * coalesce(0.5 ^ (greatest(0, extract(epoch FROM %(now)s - n.effective_at)) / 86400
-              / CASE n.type WHEN 'episode' THEN %(hl_episode)s WHEN 'sentiment' THEN %(hl_sentiment)s
-                            WHEN 'commitment' THEN %(hl_commitment)s WHEN 'resolution' THEN %(hl_resolution)s
-                            WHEN 'observation' THEN %(hl_observation)s WHEN 'fact' THEN %(hl_fact)s
-                            WHEN 'preference' THEN %(hl_preference)s END), 1)) AS score
+              / CASE n.type {half_lives} END), 1)) AS score
     FROM norm n
 ),
 sectioned AS (  -- every section passes the relevance floor (no slot is asked for by name here)
@@ -372,6 +370,17 @@ SELECT p.id, p.section, p.score, p.dense, r.content, r.category, r.source::text,
 """
 
 
+def _sql_ranked_sql() -> str:
+    from agent_memory.domain import ranking
+
+    half_lives = " ".join(f"WHEN '{t.value}' THEN %(hl_{t.value})s" for t in ranking.HALF_LIFE_DAYS)
+    # the template's only literal braces are '{}' (an empty array), kept as they are
+    return SQL_RANKED_SQL_TEMPLATE.replace("{half_lives}", half_lives)
+
+
+SQL_RANKED_SQL = _sql_ranked_sql()
+
+
 def sql_ranked_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, text: str = "") -> list[str]:
     """The broker's selection in one statement that also logs it (SQL_RANKED_SQL): the ids chosen."""
     from agent_memory.domain import ranking
@@ -397,6 +406,11 @@ def sql_ranked_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, te
             "k1": ranking.BM25_K1,
             "b": ranking.BM25_B,
             "rw": ranking.RECENCY_WEIGHT,
+            "trust_base": ranking.TRUST_BASE,
+            "trust_per_rank": ranking.TRUST_PER_RANK,
+            "verified_boost": ranking.VERIFIED_BOOST,
+            "confidence_base": ranking.CONFIDENCE_BASE,
+            "confidence_weight": ranking.CONFIDENCE_WEIGHT,
             **{f"hl_{t.value}": days for t, days in ranking.HALF_LIFE_DAYS.items()},
             "log_id": new_id("acc"),
             "actor": FLOOR_ACTOR,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,6 +75,18 @@ def test_planned_rows_are_valid_records_of_their_plan():
         (p["subject_id"], p["status"], p["content"]) for p in plans
     ]
     assert all((r.embedding_model is None) == (r.status.value != "active") for r in records)
+
+
+def test_the_ranking_in_sql_takes_its_constants_from_domain_ranking():
+    from agent_memory.domain.ranking import HALF_LIFE_DAYS
+    from memory_bench.retrieve import SQL_RANKED_SQL
+
+    scored = SQL_RANKED_SQL.split("scored AS (", 1)[1].split("sectioned AS", 1)[0]
+    # no weight written into the SQL: only the half-life's base and a division guard
+    assert set(re.findall(r"(?<![\w.])\d+\.\d+(?:e-\d+)?|\b\d+e-\d+", scored)) <= {"0.5", "1e-12"}
+    for name in ("w_lex", "rw", "trust_base", "trust_per_rank", "verified_boost", "confidence_base"):
+        assert f"%({name})s" in scored, name
+    assert all(f"%(hl_{t.value})s" in scored for t in HALF_LIFE_DAYS)
 
 
 def test_write_stream_is_distinct_and_mixes_types():

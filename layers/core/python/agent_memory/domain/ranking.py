@@ -40,6 +40,14 @@ HALF_LIFE_DAYS: dict[MemoryType, float | None] = {t: s.half_life_days for t, s i
 REORDER_WINDOW = 5  # the newest-version reorder acts among the five best: it changes which version
 # comes first, never which memories rank first (a wider window cost LongMemEval turn recall@5 0.10)
 RECENCY_WEIGHT = 0.05  # at most 5% of a score: age breaks near-ties, it never outvotes relevance
+# The factors that scale relevance into a score (rank_candidates; a re-statement of the ranking in
+# SQL takes these too): trust by authority rank, 0.85 (inference) .. 1.0 (system of record), a
+# bonus for a verified authority, and the memory's own confidence, 0.8 .. 1.0.
+TRUST_BASE = 0.85
+TRUST_PER_RANK = 0.03
+VERIFIED_BOOST = 1.05
+CONFIDENCE_BASE = 0.8
+CONFIDENCE_WEIGHT = 0.2
 
 # Similarity floors per embedding model (POLICY.md: 0.78 for text-embedding-3-small).
 # MiniLM's floor is calibrated in docs/benchmarks.md (`memory bench floor`).
@@ -225,9 +233,9 @@ def rank_candidates(
     for c, f in zip(candidates, fused, strict=True):
         r = c.record
         c.relevance = f
-        trust = 0.85 + 0.03 * r.authority.rank  # 0.85 (inference) .. 1.0 (system of record)
-        verified = 1.05 if r.authority in VERIFIED_AUTHORITIES else 1.0
-        confidence = 0.8 + 0.2 * r.confidence
+        trust = TRUST_BASE + TRUST_PER_RANK * r.authority.rank
+        verified = VERIFIED_BOOST if r.authority in VERIFIED_AUTHORITIES else 1.0
+        confidence = CONFIDENCE_BASE + CONFIDENCE_WEIGHT * r.confidence
         recency = 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * recency_weight(r.type, r.effective_at, now)
         c.score = f * trust * verified * confidence * recency
     ordered = sorted(candidates, key=lambda c: (-c.score, -c.record.effective_at.timestamp(), c.record.id))
