@@ -68,3 +68,18 @@ def test_cdk_json_names_every_parameter() -> None:
 
     context = json.loads((layer.REPO / "cdk.json").read_text())["context"]
     assert set(DeploymentConfig.context_keys().values()) <= set(context)
+
+
+def test_the_layer_holds_no_benchmarks_and_the_product_does_not_import_them() -> None:
+    # Given the core package as the layer ships it
+    root = layer.asset_dir("placeholder") / "python"
+    # Then the benchmarks are not in it: they are a development package beside the data they read
+    assert not (root / "agent_memory" / "bench").exists() and not (root / "memory_bench").exists()
+    assert (layer.REPO / "benchmarks" / "memory_bench" / "__init__.py").is_file()
+    # And only the `memory bench` command names them, importing them when it runs
+    naming = {
+        p.relative_to(root).as_posix()
+        for p in (root / "agent_memory").rglob("*.py")
+        if "memory_bench" in p.read_text(encoding="utf-8")
+    }
+    assert naming == {"agent_memory/cli.py"}
