@@ -91,7 +91,18 @@ def build_embedder(settings: Settings) -> Embedder:
     return MiniLMOnnxEmbedder(threads=settings.embedder_threads)
 
 
-def build_extractor(settings: Settings) -> Extractor:
+def build_extractor(settings: Settings, embedder: Embedder | None = None) -> Extractor:
+    if settings.extractor == "learned":
+        from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder
+        from agent_memory.adapters.extractors.learned import LearnedExtractor
+
+        # The head was trained on MiniLM vectors: reuse the service's embedder when it is MiniLM.
+        sentence_embedder = (
+            embedder
+            if embedder is not None and embedder.name == MiniLMOnnxEmbedder.name
+            else MiniLMOnnxEmbedder(threads=settings.embedder_threads)
+        )
+        return LearnedExtractor(sentence_embedder, min_confidence=settings.extractor_min_confidence)
     if settings.extractor == "llm":
         from agent_memory.adapters.extractors.llm import LlmExtractor
 
@@ -233,7 +244,7 @@ def build_container(
         extraction=ExtractionWorker(
             store,
             objects,
-            extractor or (lambda: build_extractor(settings)),
+            extractor or (lambda: build_extractor(settings, embedder)),
             gateway,
             max_receive_count=settings.max_receive_count,
         ),

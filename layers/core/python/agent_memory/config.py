@@ -83,7 +83,11 @@ class Settings(BaseSettings):
     # session still being extracted is not queued twice).
     outbox_relay_after_s: float = Field(default=5.0, ge=0, le=3600)
     extraction_stuck_after_s: float = Field(default=300.0, ge=150, le=86_400)
-    extractor: Literal["rules", "llm"] = "rules"
+    # Session-close extractor: "rules" (patterns), "learned" (a trained head over MiniLM sentence
+    # vectors, offline; docs/extraction.md) or "llm" (an OpenAI-compatible endpoint).
+    extractor: Literal["rules", "learned", "llm"] = "rules"
+    # The learned extractor skips a statement whose calibrated confidence is below this.
+    extractor_min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
     llm_model: str = "gpt-4o-mini"

@@ -1,0 +1,314 @@
+"""The learned offline extractor: a small trained head over MiniLM sentence vectors, no network.
+
+Each turn is split into statements with the rules extractor's splitter; the
+statements of a session are embedded in one batch by the embedder the service
+already runs (all-MiniLM-L6-v2, 384 dimensions); a one-hidden-layer network
+(plain numpy weights, `data/extractor-head.npz`, pinned by sha256 and trained
+offline by `benchmarks/extraction/train.py`) gives each statement a label:
+`none` (not worth storing) or a type with its slot (`preference|preference.cadence`,
+`fact|stakeholder.decision_maker`, `fact|contract.discount`, `commitment`...).
+Its probabilities are temperature-scaled on a validation split, so the
+confidence it reports is calibrated; below `min_confidence` a statement is
+skipped (`low_confidence`).
+
+What stays deterministic (the rules extractor's pieces, reused):
+
+- injection screening: instruction-like text is an inert flagged episode;
+- speaker rules: only the customer states preferences, non-commercial facts
+  and sentiment; only the agent gives commitments and observations; system
+  turns are read by the rules (tool output, confirmed outcomes);
+- commercial terms: the rules' term detector or the model's `contract.*`
+  label make a CONTRACT_COMMERCIAL fact, which the gateway holds for approval;
+- inferences (observations) carry `agent_inference` and are quarantined;
+- identifiers: a statement holding one is kept only as a problem report;
+  every content is masked; plan tier and seats are the system of record's;
+- the session pass (the customer's last statement in a slot wins), exact
+  repeats dropped, the episode summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent_memory.adapters.extractors.rules import (
+    _DUE,
+    _EXTRA_INJECTION,
+    _IDENTIFIER_SURROGATE,
+    _PERSON,
+    _PREF_SLOTS,
+    _SOR_PLAN,
+    _SOR_SEATS,
+    RulesExtractor,
+    Sentence,
+    _Proposal,
+    _Session,
+    _Skip,
+    split_sentences,
+)
+from agent_memory.domain.enums import Authority, FactCategory, MemoryType
+from agent_memory.domain.errors import ConfigurationError
+from agent_memory.domain.extraction import (
+    CandidateMemory,
+    ExtractionResult,
+    SkippedStatement,
+    Speaker,
+    Transcript,
+)
+from agent_memory.domain.records import SourceSpan
+from agent_memory.domain.sanitize import mask_identifiers
+from agent_memory.domain.screening import screen_for_instructions
+from agent_memory.ports.embedder import Embedder
+
+HEAD_FILE = "extractor-head.npz"
+HEAD_SHA256 = "3403ce0757aee010e67f37a6648eb9f99e7bb3fc3cd58518a4b9dfdcd96cd7c5"
+DEFAULT_MIN_CONFIDENCE = 0.5
+SPEAKERS = ("customer", "agent", "system")
+
+# Which labels each speaker can give (the speaker rules); contract.* is allowed to both.
+_CUSTOMER_TYPES = {"preference", "fact", "episode", "resolution", "sentiment"}
+_AGENT_TYPES = {"commitment", "observation"}
+
+
+def _allowed(label: str, speaker: str) -> bool:
+    if label == "none":
+        return True
+    kind, _, slot = label.partition("|")
+    if slot.startswith("contract."):
+        return speaker in ("customer", "agent")
+    if speaker == "customer":
+        return kind in _CUSTOMER_TYPES
+    if speaker == "agent":
+        return kind in _AGENT_TYPES
+    return False
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class ExtractorHead:
+    """The trained head: features -> hidden (ReLU) -> logits / temperature -> softmax. numpy only."""
+
+    def __init__(self, weights: dict[str, np.ndarray]) -> None:
+        self.w1 = weights["w1"].astype(np.float32)
+        self.b1 = weights["b1"].astype(np.float32)
+        self.w2 = weights["w2"].astype(np.float32)
+        self.b2 = weights["b2"].astype(np.float32)
+        self.labels: list[str] = [str(x) for x in weights["labels"]]
+        self.temperature = float(weights["temperature"])
+        self.speaker_scale = float(weights["speaker_scale"])
+        self.dimension = int(self.w1.shape[0]) - len(SPEAKERS)
+
+    @classmethod
+    def load(cls, path: Path | None = None, *, sha256: str | None = HEAD_SHA256) -> ExtractorHead:
+        """Load the committed weights (or `path`), refusing a file that does not match its pin."""
+        if path is None:
+            raw = (resources.files("agent_memory.adapters.extractors") / "data" / HEAD_FILE).read_bytes()
+        else:
+            raw = path.read_bytes()
+        if sha256 is not None and _sha256(raw) != sha256:
+            raise ConfigurationError("extractor head weights do not match their pinned sha256")
+        import io
+
+        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
+            return cls({k: data[k] for k in data.files})
+
+    def features(self, vectors: np.ndarray, speakers: list[str]) -> np.ndarray:
+        onehot = np.zeros((len(speakers), len(SPEAKERS)), dtype=np.float32)
+        for i, s in enumerate(speakers):
+            onehot[i, SPEAKERS.index(s)] = self.speaker_scale
+        return np.hstack([np.asarray(vectors, dtype=np.float32), onehot])
+
+    def probabilities(self, vectors: np.ndarray, speakers: list[str]) -> np.ndarray:
+        x = self.features(vectors, speakers)
+        hidden = np.maximum(x @ self.w1 + self.b1, 0.0)
+        logits = (hidden @ self.w2 + self.b2) / self.temperature
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return np.asarray(p / p.sum(axis=1, keepdims=True))
+
+
+class LearnedExtractor(RulesExtractor):
+    """Session-close extractor with a trained statement classifier; the rules keep what must be fixed."""
+
+    name = "learned"
+    version = "1.0.0"
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        head: ExtractorHead | None = None,
+        min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    ) -> None:
+        super().__init__(None)
+        self.sentence_embedder = embedder
+        self.head = head or ExtractorHead.load()
+        self.min_confidence = min_confidence
+
+    # ------------------------------------------------------------------ public
+
+    def classify_statements(self, texts: list[str], speakers: list[str]) -> list[tuple[str, float]]:
+        """(label, calibrated confidence) per statement, the speaker rules applied to the choice."""
+        if not texts:
+            return []
+        probs = self.head.probabilities(self.sentence_embedder.embed(texts), speakers)
+        out: list[tuple[str, float]] = []
+        for row, speaker in zip(probs, speakers, strict=True):
+            mask = np.array([_allowed(label, speaker) for label in self.head.labels])
+            masked = np.where(mask, row, 0.0)
+            total = float(masked.sum()) or 1.0
+            best = int(masked.argmax())
+            out.append((self.head.labels[best], float(masked[best]) / total))
+        return out
+
+    def extract(self, transcript: Transcript) -> ExtractionResult:
+        session = _Session()
+        sentences = [
+            s
+            for index, turn in enumerate(transcript.turns)
+            for s in split_sentences(index, turn.speaker, turn.text)
+        ]
+        pending = [s for s in sentences if s.speaker is not Speaker.SYSTEM and not self._instruction(s)]
+        labels = dict(
+            zip(
+                (id(s) for s in pending),
+                self.classify_statements([s.text for s in pending], [s.speaker.value for s in pending]),
+                strict=True,
+            )
+        )
+        decided: list[_Proposal | _Skip] = []
+        for s in sentences:
+            if self._instruction(s) or s.speaker is Speaker.SYSTEM:
+                decided.extend(self._classify(s, session))  # the rules' screening and system reading
+            else:
+                label, confidence = labels[id(s)]
+                decided.append(self._decide(s, label, confidence, session))
+        decided = self._session_pass(decided)
+        candidates: list[CandidateMemory] = []
+        skipped: list[SkippedStatement] = []
+        for item in decided:
+            span = SourceSpan(turn=item.sentence.turn, start=item.sentence.start, end=item.sentence.end)
+            if isinstance(item, _Skip):
+                skipped.append(SkippedStatement(span=span, reason=item.reason))
+            else:
+                candidates.append(self._candidate(item, span))
+        candidates, dupes = self._dedupe(candidates)
+        skipped.extend(dupes)
+        skipped.sort(key=lambda s: (s.span.turn, s.span.start))
+        summary = self._summary(transcript, candidates, decided)
+        flags = sorted({f for c in candidates for f in c.flags})
+        return ExtractionResult(candidates=candidates, skipped=skipped, summary=summary, flags=flags)
+
+    # ------------------------------------------------------------------ decisions
+
+    @staticmethod
+    def _instruction(s: Sentence) -> bool:
+        return bool(screen_for_instructions(s.text).flagged or _EXTRA_INJECTION.search(s.text))
+
+    def _decide(self, s: Sentence, label: str, confidence: float, session: _Session) -> _Proposal | _Skip:
+        customer = s.speaker is Speaker.CUSTOMER
+        kind, _, slot = label.partition("|")
+        basis = f"learned statement classifier ({label}, calibrated p={confidence:.2f})"
+        # Commercial terms are held for approval whoever states them: the rules' detector or the model.
+        ruled = self._commercial(s, session, customer=customer)
+        if slot.startswith("contract.") or ruled is not None:
+            if ruled is not None and slot.startswith("contract."):
+                ruled.slot = slot
+            proposal = ruled or _Proposal(
+                s,
+                MemoryType.FACT,
+                Authority.CUSTOMER_CLAIM,
+                confidence,
+                "",
+                category=FactCategory.CONTRACT_COMMERCIAL.value,
+                slot=slot,
+                value={"stated_by": s.speaker.value},
+            )
+            proposal.basis = basis + "; commercial term: needs human approval"
+            proposal.confidence = max(confidence, proposal.confidence) if ruled else confidence
+            return proposal
+        if label == "none":
+            return _Skip(s, "not_memorable")
+        if confidence < self.min_confidence:
+            return _Skip(s, "low_confidence")
+        if customer and (_SOR_PLAN.search(s.text) or _SOR_SEATS.search(s.text)) and kind != "episode":
+            return _Skip(s, "owned_by_system_of_record")
+        has_identifier = bool(_IDENTIFIER_SURROGATE.search(s.text) or mask_identifiers(s.text).changed)
+        if has_identifier and kind != "episode":
+            return _Skip(s, "sensitive_identifier_only")
+        if kind == "preference":
+            return _Proposal(
+                s,
+                MemoryType.PREFERENCE,
+                Authority.CUSTOMER_CONFIRMED,
+                confidence,
+                basis,
+                category="PREFERENCE",
+                slot=slot,
+                value=self._preference_value(s.text, slot),
+            )
+        if kind == "fact":
+            category = {
+                "stakeholder": FactCategory.STAKEHOLDER,
+                "tech": FactCategory.TECHNICAL_ENVIRONMENT,
+                "profile": FactCategory.ACCOUNT_PROFILE,
+            }[slot.split(".")[0]].value
+            value: dict[str, Any] = {}
+            if category == FactCategory.STAKEHOLDER.value:
+                person = _PERSON.search(s.text)
+                value = {"value": person.group(1) if person else "the speaker", "role": slot.split(".")[1]}
+            return _Proposal(
+                s,
+                MemoryType.FACT,
+                Authority.CUSTOMER_CONFIRMED,
+                confidence,
+                basis,
+                category=category,
+                slot=slot,
+                value=value,
+            )
+        if kind == "commitment":
+            due = _DUE.search(s.text)
+            return _Proposal(
+                s,
+                MemoryType.COMMITMENT,
+                Authority.AGENT_INFERENCE,
+                confidence,
+                basis,
+                value={"owner": "agent", "due": due.group(0) if due else None, "state": "open"},
+            )
+        if kind == "observation":
+            return _Proposal(s, MemoryType.OBSERVATION, Authority.AGENT_INFERENCE, confidence, basis)
+        if kind == "resolution":
+            if session.resolution_seen:
+                return _Skip(s, "duplicate_confirmation")
+            session.resolution_seen = True
+            return _Proposal(
+                s,
+                MemoryType.RESOLUTION,
+                Authority.CONFIRMED_OUTCOME,
+                confidence,
+                basis,
+                value={"outcome_confirmed": True},
+            )
+        if kind == "episode":
+            session.problem_seen = True
+            return _Proposal(s, MemoryType.EPISODE, Authority.CUSTOMER_CONFIRMED, confidence, basis)
+        if kind == "sentiment":
+            return _Proposal(s, MemoryType.SENTIMENT, Authority.CUSTOMER_CONFIRMED, confidence, basis)
+        return _Skip(s, "not_memorable")
+
+    @staticmethod
+    def _preference_value(text: str, slot: str) -> dict[str, Any]:
+        pattern = dict(_PREF_SLOTS).get(slot)
+        found = pattern.search(text) if pattern is not None else None
+        return {"value": found.group(0)} if found else {}
+
+
+__all__ = ["ExtractorHead", "LearnedExtractor"]
