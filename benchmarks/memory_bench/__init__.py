@@ -11,7 +11,14 @@ Nothing calls a remote service: the embedder is the local ONNX model.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+# The labelled data sets live beside this package, under benchmarks/: found from any folder.
+DATA = Path(__file__).resolve().parents[1]
+EXTRACTION_DATA = DATA / "extraction" / "labelled_transcripts.jsonl"
+IDENTIFIERS_DATA = DATA / "identifiers" / "identifiers.jsonl"
+SCREENING_DATA = DATA / "screening" / "screening.jsonl"
 
 
 def run_extraction_bench(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -22,4 +29,4 @@ def run_extraction_bench(*args: Any, **kwargs: Any) -> dict[str, Any]:
     return run(*args, **kwargs)
 
 
-__all__ = ["run_extraction_bench"]
+__all__ = ["DATA", "EXTRACTION_DATA", "IDENTIFIERS_DATA", "SCREENING_DATA", "run_extraction_bench"]

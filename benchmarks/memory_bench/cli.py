@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memory_bench import EXTRACTION_DATA, IDENTIFIERS_DATA
+
 
 def _emit(report: dict[str, Any], json_path: str | None) -> None:
     text = json.dumps(report, indent=2, default=str)
@@ -21,7 +23,7 @@ def _extraction(argv: list[str]) -> int:
     from memory_bench.extraction import run_extraction_bench
 
     p = argparse.ArgumentParser(prog="memory bench extraction")
-    p.add_argument("--data", default="benchmarks/extraction/labelled_transcripts.jsonl")
+    p.add_argument("--data", default=str(EXTRACTION_DATA))
     p.add_argument("--policy", default="crm")
     p.add_argument("--json")
     a = p.parse_args(argv)
@@ -33,7 +35,7 @@ def _identifiers(argv: list[str]) -> int:
     from memory_bench.identifiers import markdown_table, run_identifier_bench
 
     p = argparse.ArgumentParser(prog="memory bench identifiers")
-    p.add_argument("--data", default="benchmarks/identifiers/identifiers.jsonl")
+    p.add_argument("--data", default=str(IDENTIFIERS_DATA))
     p.add_argument("--json")
     p.add_argument("--markdown", action="store_true", help="print the per-type table instead of JSON")
     a = p.parse_args(argv)

@@ -65,6 +65,7 @@ from agent_memory.domain.records import MemoryWrite, Source
 from agent_memory.domain.sanitize import iban_valid, luhn_valid, mask_identifiers
 from agent_memory.ports.extractor import Extractor
 from agent_memory.services.write_gateway import prepare
+from memory_bench import EXTRACTION_DATA
 
 BENCH_NOW = datetime(2025, 1, 1, tzinfo=UTC)
 TARGETS = {
@@ -542,7 +543,7 @@ def _examples(labels: list[_Label], cands: list[_Cand], n: int) -> dict[str, lis
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", nargs="?", default="benchmarks/extraction/labelled_transcripts.jsonl")
+    parser.add_argument("path", nargs="?", default=str(EXTRACTION_DATA))
     parser.add_argument("--policy", default="crm")
     parser.add_argument("--examples", type=int, default=0)
     args = parser.parse_args(argv)

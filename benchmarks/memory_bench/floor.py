@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from agent_memory.domain.records import MAX_CONTENT_CHARS
-from memory_bench.longmemeval import DEFAULT_DATA, load_questions
+from memory_bench.longmemeval import load_questions
 
 
 def run(data: str, *, limit: int | None, floors: list[float]) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def run(data: str, *, limit: int | None, floors: list[float]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog="memory bench floor")
-    p.add_argument("--data", default=DEFAULT_DATA)
+    p.add_argument("--data", required=True, help="the LongMemEval-S file")
     p.add_argument("--limit", type=int)
     p.add_argument("--floors", default="0.1,0.15,0.2,0.25,0.3,0.4")
     a = p.parse_args(argv)

@@ -32,7 +32,6 @@ from agent_memory.domain.records import MAX_CONTENT_CHARS, MemoryWrite, Principa
 from agent_memory.services.retrieval import RetrievalBroker, RetrieveRequest
 
 TENANT = "longmemeval"
-DEFAULT_DATA = "../shared/data/longmemeval_s_dev.jsonl.gz"
 
 
 def parse_date(raw: str) -> datetime:
@@ -338,7 +337,7 @@ def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
 
 def main(argv: list[str]) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog="memory bench longmemeval")
-    p.add_argument("--data", default=DEFAULT_DATA)
+    p.add_argument("--data", required=True, help="the LongMemEval-S file (.json, .jsonl or .jsonl.gz)")
     p.add_argument("--limit", type=int, help="only the first N questions (smoke runs)")
     p.add_argument("--data-dir", help="where the benchmark's embedded PostgreSQL lives (default: a temp dir)")
     p.add_argument(

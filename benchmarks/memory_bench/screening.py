@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory.domain.screening import screen_for_instructions
+from memory_bench import EXTRACTION_DATA, SCREENING_DATA
 
-DEFAULT_DATA = "benchmarks/screening/screening.jsonl"
-DEFAULT_TRANSCRIPTS = "benchmarks/extraction/labelled_transcripts.jsonl"
+DEFAULT_DATA = str(SCREENING_DATA)
+DEFAULT_TRANSCRIPTS = str(EXTRACTION_DATA)
 
 
 def _rate(hits: int, total: int) -> dict[str, Any]:

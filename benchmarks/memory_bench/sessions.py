@@ -20,6 +20,7 @@ import numpy as np
 from agent_memory.domain.enums import Role
 from agent_memory.domain.records import Principal
 from agent_memory.services.sessions import CloseSessionRequest
+from memory_bench import EXTRACTION_DATA
 
 
 def run(data: str, *, rounds: int, data_dir: str | None) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def run(data: str, *, rounds: int, data_dir: str | None) -> dict[str, Any]:
 
 def main(argv: list[str]) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog="memory bench sessions")
-    p.add_argument("--data", default="benchmarks/extraction/labelled_transcripts.jsonl")
+    p.add_argument("--data", default=str(EXTRACTION_DATA))
     p.add_argument("--rounds", type=int, default=3, help="how many times to close every transcript")
     p.add_argument("--data-dir")
     a = p.parse_args(argv)
