@@ -68,6 +68,7 @@ HEAD_FILE = "extractor-head.npz"
 HEAD_SHA256 = "3403ce0757aee010e67f37a6648eb9f99e7bb3fc3cd58518a4b9dfdcd96cd7c5"
 DEFAULT_MIN_CONFIDENCE = 0.5
 SPEAKERS = ("customer", "agent", "system")
+_NOT_WORTH_STORING = frozenset({"not_memorable", "low_confidence"})
 
 # Which labels each speaker can give (the speaker rules); contract.* is allowed to both.
 _CUSTOMER_TYPES = {"preference", "fact", "episode", "resolution", "sentiment"}
@@ -303,6 +304,12 @@ class LearnedExtractor(RulesExtractor):
         if kind == "sentiment":
             return _Proposal(s, MemoryType.SENTIMENT, Authority.CUSTOMER_CONFIRMED, confidence, basis)
         return _Skip(s, "not_memorable")
+
+    @staticmethod
+    def _first_request(decided: list[_Proposal | _Skip]) -> Sentence | None:
+        """As the rules' choice, but never a statement the model judged not worth storing (small talk)."""
+        kept = [i for i in decided if not (isinstance(i, _Skip) and i.reason in _NOT_WORTH_STORING)]
+        return RulesExtractor._first_request(kept)
 
     @staticmethod
     def _preference_value(text: str, slot: str) -> dict[str, Any]:
