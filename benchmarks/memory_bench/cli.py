@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memory_bench import EXTRACTION_DATA, IDENTIFIERS_DATA
+from memory_bench import IDENTIFIERS_DATA
 
 
 def _emit(report: dict[str, Any], json_path: str | None) -> None:
@@ -22,12 +22,32 @@ def _emit(report: dict[str, Any], json_path: str | None) -> None:
 def _extraction(argv: list[str]) -> int:
     from memory_bench.extraction import run_extraction_bench
 
-    p = argparse.ArgumentParser(prog="memory bench extraction")
-    p.add_argument("--data", default=str(EXTRACTION_DATA))
+    p = argparse.ArgumentParser(
+        prog="memory bench extraction",
+        description="Without --data: the rules and the learned extractor side by side on the in-sample, "
+        "cross-domain and held-out splits (a table; --json FILE for the full report). With --data: the "
+        "detailed report of one extractor on one labelled file.",
+    )
+    p.add_argument("--data", help="one labelled file: the detailed single-extractor report")
+    p.add_argument("--extractor", choices=["rules", "learned"], default="rules", help="with --data")
     p.add_argument("--policy", default="crm")
     p.add_argument("--json")
     a = p.parse_args(argv)
-    _emit(run_extraction_bench(a.data, policy=a.policy), a.json)
+    if a.data is None:
+        from memory_bench.extraction_splits import run, table
+
+        report = run()
+        print(table(report))
+        if a.json:
+            Path(a.json).write_text(json.dumps(report, indent=2) + "\n")
+        return 0
+    extractor = None
+    if a.extractor == "learned":
+        from agent_memory.adapters.extractors.learned import LearnedExtractor
+        from memory_bench.extraction_splits import CachedEmbedder
+
+        extractor = LearnedExtractor(CachedEmbedder())
+    _emit(run_extraction_bench(a.data, extractor, policy=a.policy), a.json)
     return 0
 
 
