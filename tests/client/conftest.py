@@ -6,9 +6,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
-
 from agent_memory_client import MemoryClient
+from pydantic import BaseModel
 
 
 @pytest.fixture(scope="module")

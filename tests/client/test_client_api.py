@@ -6,8 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
-from agent_memory.local.worker import QueuePoller
 from agent_memory_client import (
     Conflict,
     Forbidden,
@@ -18,8 +16,11 @@ from agent_memory_client import (
     PayloadTooLarge,
     Source,
     Unauthenticated,
+    _calls,
+    models,
 )
-from agent_memory_client import _calls, models
+
+from agent_memory.local.worker import QueuePoller
 
 pytestmark = pytest.mark.e2e
 

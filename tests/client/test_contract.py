@@ -10,10 +10,10 @@ import typing
 from typing import Any
 
 import pytest
+from agent_memory_client import ROUTES, AsyncMemoryClient, MemoryClient, models
 from pydantic import BaseModel
 
 from agent_memory.functions_spec import FUNCTIONS
-from agent_memory_client import ROUTES, AsyncMemoryClient, MemoryClient, models
 
 SERVED = {(r.method, r.path) for spec in FUNCTIONS if spec.trigger == "api" for r in spec.routes}
 COVERED = {(r.http_method, r.path): r.method_name for r in ROUTES}
