@@ -7,8 +7,6 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 import pytest
 
-from agent_memory.local.worker import QueuePoller
-
 pytestmark = pytest.mark.e2e
 
 TENANT = "dates"
@@ -134,9 +132,8 @@ def test_a_backdated_sentiment_expires_180_days_after_its_date(api, tok):
     assert datetime.fromisoformat(reply.body["memory"]["expires_at"]) == effective + 180 * DAY
 
 
-def test_a_session_dated_ahead_stores_nothing_and_audits_the_field(api, tok, local_aws, database_url):
+def test_a_session_dated_ahead_is_refused_at_close_and_stores_nothing(api, tok, local_aws, database_url):
     # Given a session closed with a date three days ahead
-    poller = QueuePoller(local_aws.queue_url, endpoint_url=local_aws.endpoint_url, region="us-east-1")
     subject = "ACC-D-session"
     closed = api.post(
         "/v1/sessions/sess-dates-ahead/close",
@@ -151,20 +148,11 @@ def test_a_session_dated_ahead_stores_nothing_and_audits_the_field(api, tok, loc
         },
         token=tok["agent"],
     )
-    assert closed.status == 202, closed.body
-    # When the extraction worker processes it
-    poller.drain()
-    # Then no memory was admitted from it, and each refusal is audited with the field, not the text
-    session = api.get("/v1/sessions/sess-dates-ahead", token=tok["agent"]).body
-    assert session["status"] == "processed", session
-    assert session["admitted"] == 0 and session["not_stored"] >= 2, session
+    # Then it is refused at once, naming the field (every memory drawn from it would be refused)
+    assert closed.status == 422 and closed.body["error"]["field"] == "occurred_at", closed.body
+    # And nothing was stored or queued for it
+    assert api.get("/v1/sessions/sess-dates-ahead", token=tok["agent"]).status == 404
     with psycopg.connect(database_url) as c:
         rows = c.execute("SELECT count(*) FROM memory_records WHERE subject_id = %s", (subject,)).fetchone()
-        refused = c.execute(
-            "SELECT payload->>'field', payload::text FROM memory_events WHERE subject_id = %s"
-            " AND reason = 'malformed_candidate'",
-            (subject,),
-        ).fetchall()
-    assert rows[0] == 0
-    assert len(refused) >= 2 and {f for f, _ in refused} == {"effective_at"}
-    assert all("email" not in text and "expanding" not in text for _, text in refused)
+        sessions = c.execute("SELECT count(*) FROM sessions WHERE subject_id = %s", (subject,)).fetchone()
+    assert rows[0] == 0 and sessions[0] == 0
