@@ -25,11 +25,13 @@ from agent_memory_client import (
     RateLimited,
     RetryPolicy,
     ServerError,
+    SessionWaitTimeout,
     Unauthenticated,
     Unavailable,
     UnsupportedMediaType,
 )
 from agent_memory_client._core import parse_retry_after
+from pydantic import ValidationError
 from pytest_httpserver import HTTPServer
 
 HEALTH = {"status": "ok", "database": "ok", "embedder": "local-minilm-onnx", "version": "0.1.0"}
@@ -226,3 +228,29 @@ def test_the_async_client_retries_a_503_the_same_way(httpserver: HTTPServer, sle
     # Then it waited once, as asked, and returned the second answer
     assert status.status == "processed" and status.done and status.admitted == 1
     assert slept == [1.0] and len(httpserver.log) == 2
+
+
+def test_close_session_wait_gives_up_after_its_timeout_with_the_last_status(httpserver: HTTPServer, slept):
+    # Given a server that accepts the session and keeps it queued
+    httpserver.expect_request("/v1/sessions/s-9/close", method="POST").respond_with_json(
+        {"session_id": "s-9", "status": "queued"}, status=202
+    )
+    httpserver.expect_request("/v1/sessions/s-9", method="GET").respond_with_json(
+        {"session_id": "s-9", "status": "queued"}
+    )
+    turns = [{"speaker": "customer", "text": "hello"}]
+    # When the client closes it waiting no time at all
+    with client_of(httpserver) as client, pytest.raises(SessionWaitTimeout) as raised:
+        client.close_session(
+            "s-9", subject_id="C-1", occurred_at="2026-10-02T15:00:00Z", turns=turns, wait=True, timeout=0
+        )
+    # Then it read the status once and raised with it, the session still queued
+    assert raised.value.session.status == "queued" and not raised.value.session.done
+    assert isinstance(raised.value, TimeoutError)
+    assert [r.method for r, _ in httpserver.log] == ["POST", "GET"] and slept == []
+
+
+def test_a_request_model_refuses_an_unknown_field_before_sending(httpserver: HTTPServer):
+    with client_of(httpserver) as client, pytest.raises(ValidationError):
+        client.retrieve("C-1", "anything", top_kk=3)
+    assert httpserver.log == []
