@@ -1137,6 +1137,110 @@ LABELS += [
     ),
 ]
 
+
+# ---- negotiation in everyday words: a commercial request rarely names a percentage
+LABELS += [
+    comm(
+        "discount",
+        "customer",
+        {
+            "*": [
+                "Is there any flexibility on the price if we add another team?",
+                "We'd commit to {years} years if you can sharpen the rate.",
+                "Can you match the quote we got from a competitor?",
+                "Throw in a couple of free months and we'll sign.",
+                "Could you waive the setup fee for us?",
+                "We need the number to come down before procurement will approve it.",
+                "What's the best price you can do for a longer contract?",
+                "If the cost dropped a little, we would expand to the whole company.",
+            ]
+        },
+    ),
+    comm(
+        "payment_terms",
+        "customer",
+        {
+            "*": [
+                "Could we spread the payments over the year instead of one invoice?",
+                "We can't pay upfront, can we pay monthly?",
+                "Our policy is to pay invoices sixty days after receipt.",
+            ]
+        },
+    ),
+    comm(
+        "renewal_terms",
+        "customer",
+        {
+            "*": [
+                "We'd like the renewal price locked for {years} years.",
+                "Can we get out of the contract early if it doesn't work out?",
+            ]
+        },
+    ),
+    comm(
+        "pricing",
+        "customer",
+        {
+            "*": [
+                "How much would it cost to add the {thing}?",
+                "What would the fee be for a second workspace?",
+            ]
+        },
+    ),
+    comm(
+        "discount",
+        "agent",
+        {
+            "*": [
+                "If you sign this quarter I can waive the onboarding fee.",
+                "I could do two free months on a {years}-year deal.",
+                "We can hold last year's price if you renew before {day}.",
+            ]
+        },
+    ),
+    pref(
+        "contact_channel",
+        {
+            "*": [
+                "The shared inbox is where {first} wants invoices and reminders from now on.",
+                "Written updates work better for me than calls.",
+            ]
+        },
+    ),
+    pref("cadence", {"*": ["Every few weeks is plenty, we don't need more contact than that."]}),
+    fact(
+        "profile.data_residency",
+        {
+            "*": [
+                "Our security team won't let any of it be processed outside {country}.",
+                "Because of our certification, the data has to stay in {country}.",
+            ]
+        },
+    ),
+    fact(
+        "stakeholder.decision_maker",
+        {
+            "*": [
+                "Nothing gets bought here without {name} saying yes.",
+                "Approval for new tools sits with {name} now.",
+            ]
+        },
+    ),
+    none(
+        "small_talk",
+        "customer",
+        {
+            "*": [
+                "We're slammed with the year-end close.",
+                "The game last night was great.",
+                "I've got another meeting at three, so I'll be quick.",
+                "It's been raining all week here.",
+                "Our office dog had puppies.",
+            ]
+        },
+    ),
+]
+
 # --------------------------------------------------------------------------- paraphrase operators
 
 OPENERS = [
@@ -1231,6 +1335,16 @@ def _label_record(turn: int, quote: str, label: L) -> dict[str, Any]:
     }
 
 
+def _once_per_session(label: L) -> str | None:
+    """A slot is stated once per session (a second statement would supersede the first), and a
+    session has one resolution: the key that must not repeat, if any."""
+    if label["type"] in ("fact", "preference") and label["decision"] == "admitted":
+        return str(label["slot"])
+    if label["type"] == "resolution":
+        return "resolution"
+    return None
+
+
 def transcripts(domain: str, rng: random.Random, per_label: int, prefix: str) -> list[dict[str, Any]]:
     """Pack the domain's statements into transcripts of 4-10 turns, 1-3 statements a turn."""
     pool = statements(domain, rng, per_label)
@@ -1246,24 +1360,35 @@ def transcripts(domain: str, rng: random.Random, per_label: int, prefix: str) ->
         turns: list[dict[str, Any]] = []
         labels: list[dict[str, Any]] = []
         speaker = rng.choice(("agent", "customer"))
+        used: set[str] = set()
         for _ in range(rng.randint(4, 10)):
             queue = by_speaker[speaker] or by_speaker["agent" if speaker == "customer" else "customer"]
             if not queue:
                 break
-            take = [queue.pop() for _ in range(min(len(queue), rng.choice((1, 1, 2, 3))))]
-            texts: list[str] = []
-            for s in take:
-                t = s["text"].strip()
+            take = []
+            for _ in range(min(len(queue), rng.choice((1, 1, 2, 3)))):
+                item = queue.pop()
+                key = _once_per_session(item["label"])
+                if key is not None and key in used:
+                    queue.insert(0, item)  # later, in another session: here it would be superseded
+                    continue
+                if key is not None:
+                    used.add(key)
+                take.append(item)
+            if not take:
+                break
+            pairs: list[tuple[dict[str, Any], str]] = []
+            for item in take:
+                t = item["text"].strip()
                 if t[-1] not in ".!?":
                     t += "."
-                if t in texts:
-                    continue
-                texts.append(t)
+                if all(t != seen for _, seen in pairs):  # a quote occurs once in its turn
+                    pairs.append((item, t))
             who = take[0]["label"]["speaker"]
             turn_index = len(turns)
-            turns.append({"speaker": who, "text": " ".join(texts)})
-            for s, t in zip(take, texts, strict=False):
-                labels.append(_label_record(turn_index, t, s["label"]))
+            turns.append({"speaker": who, "text": " ".join(t for _, t in pairs)})
+            for item, t in pairs:
+                labels.append(_label_record(turn_index, t, item["label"]))
             speaker = "agent" if who == "customer" else "customer"
         if turns:
             out.append(
@@ -1281,7 +1406,7 @@ def transcripts(domain: str, rng: random.Random, per_label: int, prefix: str) ->
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=21)
-    parser.add_argument("--per-label", type=int, default=24)
+    parser.add_argument("--per-label", type=int, default=30)
     parser.add_argument("--out", default=str(HERE / "train.jsonl"))
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)  # noqa: S311 - reproducible data, not a secret

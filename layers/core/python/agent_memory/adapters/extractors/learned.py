@@ -65,8 +65,12 @@ from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.embedder import Embedder
 
 HEAD_FILE = "extractor-head.npz"
-HEAD_SHA256 = "3403ce0757aee010e67f37a6648eb9f99e7bb3fc3cd58518a4b9dfdcd96cd7c5"
+HEAD_SHA256 = "e42327ef2ebc42a91ef4ae5d5c6191ffc75ffdc3ea2bd47a6c6875f538b2c20e"
 DEFAULT_MIN_CONFIDENCE = 0.5
+# A statement whose probability of being a commercial term reaches this is held for approval even
+# when another label is likelier: a wrongly held statement costs a review, a wrongly admitted
+# price costs a promise nobody approved.
+DEFAULT_COMMERCIAL_FLOOR = 0.2
 SPEAKERS = ("customer", "agent", "system")
 _NOT_WORTH_STORING = frozenset({"not_memorable", "low_confidence"})
 
@@ -146,26 +150,35 @@ class LearnedExtractor(RulesExtractor):
         *,
         head: ExtractorHead | None = None,
         min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+        commercial_floor: float = DEFAULT_COMMERCIAL_FLOOR,
     ) -> None:
         super().__init__(None)
         self.sentence_embedder = embedder
         self.head = head or ExtractorHead.load()
         self.min_confidence = min_confidence
+        self.commercial_floor = commercial_floor
+        self._contract_labels = [label for label in self.head.labels if label.startswith("fact|contract.")]
 
     # ------------------------------------------------------------------ public
 
     def classify_statements(self, texts: list[str], speakers: list[str]) -> list[tuple[str, float]]:
         """(label, calibrated confidence) per statement, the speaker rules applied to the choice."""
+        return [(label, p) for label, p, _ in self.score_statements(texts, speakers)]
+
+    def score_statements(self, texts: list[str], speakers: list[str]) -> list[tuple[str, float, float]]:
+        """(label, calibrated confidence, probability that it is a commercial term) per statement."""
         if not texts:
             return []
         probs = self.head.probabilities(self.sentence_embedder.embed(texts), speakers)
-        out: list[tuple[str, float]] = []
+        commercial = np.array([label.startswith("fact|contract.") for label in self.head.labels])
+        out: list[tuple[str, float, float]] = []
         for row, speaker in zip(probs, speakers, strict=True):
             mask = np.array([_allowed(label, speaker) for label in self.head.labels])
             masked = np.where(mask, row, 0.0)
             total = float(masked.sum()) or 1.0
             best = int(masked.argmax())
-            out.append((self.head.labels[best], float(masked[best]) / total))
+            mass = float(masked[commercial].sum()) / total
+            out.append((self.head.labels[best], float(masked[best]) / total, mass))
         return out
 
     def extract(self, transcript: Transcript) -> ExtractionResult:
@@ -179,7 +192,7 @@ class LearnedExtractor(RulesExtractor):
         labels = dict(
             zip(
                 (id(s) for s in pending),
-                self.classify_statements([s.text for s in pending], [s.speaker.value for s in pending]),
+                self.score_statements([s.text for s in pending], [s.speaker.value for s in pending]),
                 strict=True,
             )
         )
@@ -188,7 +201,10 @@ class LearnedExtractor(RulesExtractor):
             if self._instruction(s) or s.speaker is Speaker.SYSTEM:
                 decided.extend(self._classify(s, session))  # the rules' screening and system reading
             else:
-                label, confidence = labels[id(s)]
+                label, confidence, commercial = labels[id(s)]
+                if commercial >= self.commercial_floor and not label.startswith("fact|contract."):
+                    # Holding a statement for approval is the safe side: a lower bar than admitting.
+                    label, confidence = self._likeliest_contract_label(s), commercial
                 decided.append(self._decide(s, label, confidence, session))
         decided = self._session_pass(decided)
         candidates: list[CandidateMemory] = []
@@ -304,6 +320,12 @@ class LearnedExtractor(RulesExtractor):
         if kind == "sentiment":
             return _Proposal(s, MemoryType.SENTIMENT, Authority.CUSTOMER_CONFIRMED, confidence, basis)
         return _Skip(s, "not_memorable")
+
+    def _likeliest_contract_label(self, s: Sentence) -> str:
+        vector = self.sentence_embedder.embed([s.text])
+        probs = self.head.probabilities(vector, [s.speaker.value])[0]
+        index = {label: i for i, label in enumerate(self.head.labels)}
+        return max(self._contract_labels, key=lambda label: probs[index[label]])
 
     @staticmethod
     def _first_request(decided: list[_Proposal | _Skip]) -> Sentence | None:
