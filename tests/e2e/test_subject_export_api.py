@@ -178,6 +178,21 @@ def test_pages_walk_the_whole_document_without_repeats_or_gaps(api, t, held):
     assert {e["seq"] for e in whole["events"]} <= set(seqs)
 
 
+def test_a_page_size_of_one_ends_and_covers_the_trail_as_it_stood_when_the_export_began(api, t, held):
+    # Given the subject's trail as it stands now (a one-page export reads all of it)
+    whole, _ = export_all(api, t["privacy"], limit=200)
+    # When it is exported one entry at a time (each page writes an event of its own)
+    paged, pages = export_all(api, t["privacy"], limit=1)
+    # Then the export ends, and holds every event that existed when it began plus the one the
+    # one-page export wrote before it - never the events its own pages write
+    entries = sum(len(paged[n]) for n in ("memories", "sessions", "erasures", "events"))
+    assert pages <= entries + 1
+    before = {e["seq"] for e in whole["events"]}
+    seqs = [e["seq"] for e in paged["events"]]
+    assert before <= set(seqs) and len(seqs) == len(set(seqs))
+    assert len(seqs) <= len(before) + 1
+
+
 def test_every_page_is_audited(api, t, held):
     before = api.get(f"/v1/audit?subject_id={SUBJECT}&limit=500", token=t["auditor"]).body["events"]
     _, pages = export_all(api, t["privacy"], limit=10)

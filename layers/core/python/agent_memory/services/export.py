@@ -118,18 +118,21 @@ class SubjectExport(BaseModel):
     next_cursor: str | None
 
 
-def _encode(section: str, key: Any) -> str:
-    raw = json.dumps({"s": section, "k": key}).encode()
+def _encode(section: str, key: Any, upto: int) -> str:
+    raw = json.dumps({"s": section, "k": key, "u": upto}).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode(cursor: str | None) -> tuple[int, Any]:
-    """(index of the section to continue, its keyset position); (0, None) for the first page."""
+def _decode(cursor: str | None) -> tuple[int, Any, int | None]:
+    """(index of the section to continue, its keyset position, the last audit sequence number the
+    export covers); (0, None, None) for the first page."""
     if not cursor:
-        return 0, None
+        return 0, None, None
     try:
         data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        section, key = data["s"], data["k"]
+        section, key, upto = data["s"], data["k"], data["u"]
+        if not isinstance(upto, int) or isinstance(upto, bool) or upto < 0:
+            raise ValueError("events bound")
         index = SECTIONS.index(section)
         if key is None:  # the section from its start
             pass
@@ -141,7 +144,7 @@ def _decode(cursor: str | None) -> tuple[int, Any]:
             key = (datetime.fromisoformat(at), str(ident))
     except (ValueError, TypeError, KeyError) as exc:
         raise InvalidRequest("cursor is not one this service issued", field="cursor") from exc
-    return index, key
+    return index, key, upto
 
 
 class ExportService:
@@ -165,22 +168,26 @@ class ExportService:
             raise InvalidRequest(
                 f"limit must be between 1 and {ceiling} (the policy's page size)", field="limit"
             )
-        start, position = _decode(cursor)
+        start, position, upto = _decode(cursor)
         found: dict[str, list[Any]] = {name: [] for name in SECTIONS}
         next_cursor: str | None = None
         left = limit
         with self.store.tenant(principal.tenant_id) as s:
+            # The export covers the audit trail as it stood when it began: the events its own pages
+            # write are not walked (else a small page size would never reach the end).
+            if upto is None:
+                upto = s.last_event_seq()
             for index in range(start, len(SECTIONS)):
                 section = SECTIONS[index]
                 key = position if index == start else None
                 if left == 0:  # the page is full: the next one starts this section
-                    next_cursor = _encode(section, None)
+                    next_cursor = _encode(section, None, upto)
                     break
-                items, consumed, resume = self._section(s, principal, subject_id, section, key, left)
+                items, consumed, resume = self._section(s, principal, subject_id, section, key, left, upto)
                 found[section] = items
                 left -= consumed
                 if resume is not None:
-                    next_cursor = _encode(section, resume)
+                    next_cursor = _encode(section, resume, upto)
                     break
             hold = s.subject_hold(subject_id)
             tombstones = s.subject_tombstones(subject_id)
@@ -213,7 +220,14 @@ class ExportService:
         )
 
     def _section(
-        self, s: TenantSession, principal: Principal, subject_id: str, section: str, key: Any, limit: int
+        self,
+        s: TenantSession,
+        principal: Principal,
+        subject_id: str,
+        section: str,
+        key: Any,
+        limit: int,
+        upto: int,
     ) -> tuple[list[Any], int, Any]:
         """Up to `limit` entries of one section after `key`: the items shown, how many entries were
         read, and where to resume (None: the section is done)."""
@@ -250,9 +264,13 @@ class ExportService:
             )
             return [ErasureView(**r) for r in shown_rows], len(shown_rows), resume
         # events: one about a record above clearance is read (and counted) but not shown
-        events = s.audit_events(
-            subject_id=subject_id, memory_id=None, since=None, after_seq=key, limit=limit + 1
-        )
+        events = [
+            e
+            for e in s.audit_events(
+                subject_id=subject_id, memory_id=None, since=None, after_seq=key, limit=limit + 1
+            )
+            if e.seq <= upto
+        ]
         page = events[:limit]
         above = s.records_above_clearance(
             {e.memory_id for e in page if e.memory_id}, principal.clearance.rank

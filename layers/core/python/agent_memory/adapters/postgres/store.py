@@ -625,6 +625,13 @@ class PostgresTenantSession(
         )
 
     # -- audit -----------------------------------------------------------------
+    def last_event_seq(self) -> int:
+        """The tenant's newest audit sequence number (0 before the first event)."""
+        row = self.conn.execute(
+            "SELECT coalesce(max(seq), 0) AS seq FROM memory_events WHERE tenant_id = %s", (self.tenant_id,)
+        ).fetchone()
+        return int(row["seq"]) if row else 0
+
     def append_events(self, events: Sequence[NewEvent]) -> list[AuditEvent]:
         """Append events to the tenant's hash chain (serialized by the head row lock)."""
         if not events:
