@@ -151,3 +151,17 @@ def test_the_head_matches_a_plain_forward_pass() -> None:
     p = head.probabilities(v, ["customer"])
     # Then they sum to one over every label
     assert p.shape == (1, len(head.labels)) and abs(float(p.sum()) - 1.0) < 1e-5
+
+
+def test_an_agents_own_follow_up_is_a_commitment_and_a_pleasantry_is_not(learned: LearnedExtractor) -> None:
+    # Given an agent promising a follow-up and an agent pleasantry that contains "well"
+    result = learned.extract(
+        transcript(
+            ("agent", "Hope the week is treating you well."),
+            ("agent", "I'll prepare the two projections before our next meeting."),
+        )
+    )
+    # Then only the follow-up is proposed, as the agent's open commitment
+    assert [(c.type, c.span.turn, c.value.get("owner")) for c in result.candidates] == [
+        (MemoryType.COMMITMENT, 1, "agent")
+    ]

@@ -15,7 +15,8 @@ What stays deterministic (the rules extractor's pieces, reused):
 
 - injection screening: instruction-like text is an inert flagged episode;
 - speaker rules: only the customer states preferences, non-commercial facts
-  and sentiment; only the agent gives commitments and observations; system
+  and sentiment; only the agent gives commitments and observations, and an
+  agent's own "I'll ..." (the rules' commitment pattern) is a commitment; system
   turns are read by the rules (tool output, confirmed outcomes);
 - commercial terms: the rules' term detector or the model's `contract.*`
   label make a CONTRACT_COMMERCIAL fact, which the gateway holds for approval;
@@ -36,15 +37,18 @@ from typing import Any
 import numpy as np
 
 from agent_memory.adapters.extractors.rules import (
+    _COMMITMENT,
     _DUE,
     _EXTRA_INJECTION,
     _IDENTIFIER_SURROGATE,
+    _NOT_COMMITMENT,
     _PERSON,
     _PREF_SLOTS,
     _SOR_PLAN,
     _SOR_SEATS,
     RulesExtractor,
     Sentence,
+    _is_question,
     _Proposal,
     _Session,
     _Skip,
@@ -90,6 +94,12 @@ def _allowed(label: str, speaker: str) -> bool:
     if speaker == "agent":
         return kind in _AGENT_TYPES
     return False
+
+
+def _commits(text: str) -> bool:
+    """The rules' commitment pattern, where the plain word "well" is not a "we'll"."""
+    found = any(m.group(0).casefold() != "well" for m in _COMMITMENT.finditer(text))
+    return found and not _NOT_COMMITMENT.search(text)
 
 
 def _sha256(data: bytes) -> str:
@@ -250,7 +260,16 @@ class LearnedExtractor(RulesExtractor):
             proposal.basis = basis + "; commercial term: needs human approval"
             proposal.confidence = max(confidence, proposal.confidence) if ruled else confidence
             return proposal
-        if label == "none":
+        if (
+            s.speaker is Speaker.AGENT
+            and kind not in ("commitment", "observation")
+            and _commits(s.text)
+            and not _is_question(s.text)
+        ):
+            # The agent's own "I'll ..." is a commitment whatever the model says (a speaker rule).
+            kind, confidence = "commitment", max(confidence, 0.85)
+            basis = "agent stated commitment (the rules' pattern)"
+        elif label == "none":
             return _Skip(s, "not_memorable")
         if confidence < self.min_confidence:
             return _Skip(s, "low_confidence")
