@@ -165,3 +165,18 @@ def test_an_agents_own_follow_up_is_a_commitment_and_a_pleasantry_is_not(learned
     assert [(c.type, c.span.turn, c.value.get("owner")) for c in result.candidates] == [
         (MemoryType.COMMITMENT, 1, "agent")
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'd rather not say over the phone.",
+        "Either is fine, whatever's easiest for you.",
+        "Is the data still stored in the Frankfurt region?",
+    ],
+)
+def test_refusals_no_preference_and_questions_state_nothing(learned: LearnedExtractor, text: str) -> None:
+    # Given a customer refusing, leaving it open, or asking
+    result = learned.extract(transcript(("customer", text)))
+    # Then nothing is proposed from it
+    assert result.candidates == []

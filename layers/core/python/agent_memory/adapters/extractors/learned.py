@@ -21,6 +21,10 @@ What stays deterministic (the rules extractor's pieces, reused):
 - commercial terms: the rules' term detector or the model's `contract.*`
   label make a CONTRACT_COMMERCIAL fact, which the gateway holds for approval;
 - inferences (observations) carry `agent_inference` and are quarantined;
+- the customer's refusals ("I'd rather not say"), no preference ("either is
+  fine"), venting and bare thanks are not stored (the rules' lexicons), and a
+  customer's question states no fact (it can still ask for a preference or a
+  commercial term);
 - identifiers: a statement holding one is kept only as a problem report;
   every content is masked; plan tier and seats are the system of record's;
 - the session pass (the customer's last statement in a slot wins), exact
@@ -38,14 +42,18 @@ import numpy as np
 
 from agent_memory.adapters.extractors.rules import (
     _COMMITMENT,
+    _DECLINED,
     _DUE,
     _EXTRA_INJECTION,
     _IDENTIFIER_SURROGATE,
+    _NO_PREFERENCE,
     _NOT_COMMITMENT,
     _PERSON,
     _PREF_SLOTS,
     _SOR_PLAN,
     _SOR_SEATS,
+    _THANKS,
+    _VENTING,
     RulesExtractor,
     Sentence,
     _is_question,
@@ -100,6 +108,18 @@ def _commits(text: str) -> bool:
     """The rules' commitment pattern, where the plain word "well" is not a "we'll"."""
     found = any(m.group(0).casefold() != "well" for m in _COMMITMENT.finditer(text))
     return found and not _NOT_COMMITMENT.search(text)
+
+
+def _not_worth_storing(text: str) -> str | None:
+    if _DECLINED.search(text):
+        return "declined_to_state"
+    if _NO_PREFERENCE.search(text):
+        return "no_explicit_preference"
+    if _VENTING.search(text):
+        return "venting"
+    if _THANKS.search(text) and len(text.split()) <= 6:
+        return "thanks"
+    return None
 
 
 def _sha256(data: bytes) -> str:
@@ -273,6 +293,13 @@ class LearnedExtractor(RulesExtractor):
             return _Skip(s, "not_memorable")
         if confidence < self.min_confidence:
             return _Skip(s, "low_confidence")
+        if customer:
+            # The rules' not-worth-storing lexicons: a refusal, no preference, venting, a bare thanks.
+            refusal = _not_worth_storing(s.text)
+            if refusal is not None:
+                return _Skip(s, refusal)
+            if _is_question(s.text) and kind != "preference":
+                return _Skip(s, "customer_question")  # asking is not stating (a request may be a preference)
         if customer and (_SOR_PLAN.search(s.text) or _SOR_SEATS.search(s.text)) and kind != "episode":
             return _Skip(s, "owned_by_system_of_record")
         has_identifier = bool(_IDENTIFIER_SURROGATE.search(s.text) or mask_identifiers(s.text).changed)
