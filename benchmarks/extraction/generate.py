@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -1369,9 +1370,12 @@ def transcripts(domain: str, rng: random.Random, per_label: int, prefix: str) ->
             for _ in range(min(len(queue), rng.choice((1, 1, 2, 3)))):
                 item = queue.pop()
                 key = _once_per_session(item["label"])
-                if key is not None and key in used:
-                    queue.insert(0, item)  # later, in another session: here it would be superseded
+                said = "said:" + " ".join(re.findall(r"\w+", item["text"].casefold()))
+                if (key is not None and key in used) or said in used:
+                    # Later, in another session: here it would be superseded or a repeat.
+                    queue.insert(0, item)
                     continue
+                used.add(said)
                 if key is not None:
                     used.add(key)
                 take.append(item)

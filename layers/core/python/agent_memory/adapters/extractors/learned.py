@@ -77,7 +77,7 @@ from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.embedder import Embedder
 
 HEAD_FILE = "extractor-head.npz"
-HEAD_SHA256 = "e42327ef2ebc42a91ef4ae5d5c6191ffc75ffdc3ea2bd47a6c6875f538b2c20e"
+HEAD_SHA256 = "608a8981d36d4d8cb3b19e4e0145d6e20b53a298fe11a23da05ccb9e03415d0b"
 DEFAULT_MIN_CONFIDENCE = 0.5
 # A statement whose probability of being a commercial term reaches this is held for approval even
 # when another label is likelier: a wrongly held statement costs a review, a wrongly admitted
