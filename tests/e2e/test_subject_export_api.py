@@ -285,3 +285,22 @@ def test_the_page_size_is_a_bounded_policy_field(api):
     assert api.get("/v1/subjects/CUST-P/export?limit=10", token=privacy).status == 200
     too_many = api.get("/v1/subjects/CUST-P/export?limit=11", token=privacy)
     assert too_many.status == 422 and too_many.body["error"]["field"] == "limit"
+
+
+def test_the_export_holds_the_subjects_live_working_memory(api, t, held):
+    # Given a live working-memory value of the subject in an open session
+    put = api.put(
+        "/v1/sessions/S-EXPORT-WM/working/goal",
+        {"subject_id": SUBJECT, "value": {"goal": "compare two ISA options"}, "ttl_seconds": 300},
+        token=t["agent"],
+    )
+    assert put.status == 200, put.body
+    # When the subject is exported
+    first = api.get(f"/v1/subjects/{SUBJECT}/export", token=t["privacy"]).body
+    # Then its first page lists the value with its session and expiry
+    assert {"session_id": "S-EXPORT-WM", "key": "goal"} in [
+        {"session_id": w["session_id"], "key": w["key"]} for w in first["working"]
+    ]
+    assert [w["value"] for w in first["working"] if w["key"] == "goal"] == [
+        {"goal": "compare two ISA options"}
+    ]

@@ -507,6 +507,13 @@ class ExportedEvent(ResponseModel):
     payload: dict[str, Any] = Field(default_factory=dict)
 
 
+class ExportedWorkingValue(ResponseModel):
+    session_id: str
+    key: str
+    value: Any = None
+    expires_at: datetime
+
+
 class SubjectExport(ResponseModel):
     """One page of everything held about a subject; `next_cursor` is None on the last page."""
 
@@ -518,4 +525,5 @@ class SubjectExport(ResponseModel):
     sessions: list[ExportedSession] = Field(default_factory=list)
     erasures: list[ExportedErasure] = Field(default_factory=list)
     events: list[ExportedEvent] = Field(default_factory=list)
+    working: list[ExportedWorkingValue] = Field(default_factory=list)
     next_cursor: str | None = None

@@ -102,6 +102,15 @@ class ExportedMemory(MemoryRecord):
         return self.authority in VERIFIED_AUTHORITIES
 
 
+class WorkingView(BaseModel):
+    """A live working-memory value of the subject (values expire within minutes)."""
+
+    session_id: str
+    key: str
+    value: Any
+    expires_at: datetime
+
+
 class SubjectExport(BaseModel):
     """One page of the document. Concatenate each list over the pages (`next_cursor` until null)."""
 
@@ -115,6 +124,10 @@ class SubjectExport(BaseModel):
     sessions: list[SessionView] = Field(description="closed sessions, newest first")
     erasures: list[ErasureView] = Field(description="erasure requests, newest first")
     events: list[EventView] = Field(description="the subject's audit trail, oldest first (no content)")
+    working: list[WorkingView] = Field(
+        default_factory=list,
+        description="live working-memory values in every session (on the first page only)",
+    )
     next_cursor: str | None
 
 
@@ -189,6 +202,9 @@ class ExportService:
                 if resume is not None:
                     next_cursor = _encode(section, resume, upto)
                     break
+            working = (
+                [WorkingView(**w) for w in s.subject_working_items(subject_id)] if cursor is None else []
+            )
             hold = s.subject_hold(subject_id)
             tombstones = s.subject_tombstones(subject_id)
             s.append_events(
@@ -216,6 +232,7 @@ class ExportService:
             sessions=found["sessions"],
             erasures=found["erasures"],
             events=found["events"],
+            working=working,
             next_cursor=next_cursor,
         )
 

@@ -162,6 +162,14 @@ class WorkingMemoryQueries:
         ).fetchall()
         return len(rows)
 
+    def subject_working_items(self, subject_id: str) -> list[dict[str, Any]]:
+        """The subject's live values in every session (the subject's export)."""
+        return self.conn.execute(
+            f"""SELECT session_id, key, value, expires_at FROM working_memory
+                 WHERE tenant_id = %s AND subject_id = %s AND {_LIVE} ORDER BY session_id, key""",
+            (self.tenant_id, subject_id),
+        ).fetchall()
+
     def count_subject_working(self, subject_id: str) -> int:
         """Erasure's verification: rows of the subject left, live or expired."""
         row = self.conn.execute(
