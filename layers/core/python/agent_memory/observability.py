@@ -26,6 +26,34 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 # or its circuit breaker is open): account facts went out unconfirmed. infra alarms on it.
 SOR_UNAVAILABLE_METRIC = "SystemOfRecordUnavailable"
 
-logger = Logger(service=SERVICE, stream=sys.stderr)
+# The Lambda context keys (function name, request id, cold start) that inject_lambda_context adds.
+_CONTEXT_KEYS = frozenset({"function_name", "function_request_id", "function_arn", "function_memory_size"})
+
+
+class RequestScopedLogger(Logger):
+    """Powertools' logger with the Lambda context keys held per thread (context variables).
+
+    `inject_lambda_context` writes the invocation's keys into the formatter every handler shares.
+    Lambda runs one invocation per process, so that is safe there; `memory serve` answers on
+    threads, and a log line of one request carried another request's function name and request
+    id. Here those keys go to Powertools' thread-safe keys, so each line names its own request."""
+
+    def structure_logs(
+        self, append: bool = False, formatter_options: dict | None = None, **keys: object
+    ) -> None:
+        if _CONTEXT_KEYS & set(keys):
+            self.thread_safe_clear_keys()
+            self.thread_safe_append_keys(**keys)
+            return
+        super().structure_logs(append=append, formatter_options=formatter_options, **keys)
+
+    def append_keys(self, **additional_keys: object) -> None:
+        if _CONTEXT_KEYS & set(additional_keys):
+            self.thread_safe_append_keys(**additional_keys)
+            return
+        super().append_keys(**additional_keys)
+
+
+logger = RequestScopedLogger(service=SERVICE, stream=sys.stderr)
 metrics = Metrics(namespace=os.environ["POWERTOOLS_METRICS_NAMESPACE"], service=SERVICE)
 tracer = Tracer(service=SERVICE)
