@@ -8,10 +8,16 @@ import os
 import re
 import signal
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
-from agent_memory.config import Settings
+# Local runs: CloudWatch's metric lines are for Lambda (set POWERTOOLS_METRICS_DISABLED=false to
+# see them here); a machine without XDG_RUNTIME_DIR is normal for a server, not worth a warning.
+os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+from agent_memory.config import Settings  # noqa: E402 (after the environment above)
 
 
 def _settings() -> Settings:
@@ -81,7 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"Agent Memory Service on http://{host}:{port}/v1  (docs: http://{host}:{port}/v1/docs)", flush=True
     )
     print(f"  data folder: {settings.resolved_data_dir}", flush=True)
-    print("  a token:     uv run memory token --tenant acme --sub me --roles agent,reviewer", flush=True)
+    print("  a token:     .venv/bin/memory token --tenant acme --sub me --roles agent,reviewer", flush=True)
 
     def stop_serving(*_: object) -> None:  # SIGTERM/SIGINT: leave serve_forever, then clean up below
         threading.Thread(target=server.shutdown, daemon=True).start()
