@@ -65,13 +65,10 @@ from agent_memory.adapters.extractors.rules import (
 from agent_memory.domain.enums import Authority, FactCategory, MemoryType
 from agent_memory.domain.errors import ConfigurationError
 from agent_memory.domain.extraction import (
-    CandidateMemory,
     ExtractionResult,
-    SkippedStatement,
     Speaker,
     Transcript,
 )
-from agent_memory.domain.records import SourceSpan
 from agent_memory.domain.sanitize import mask_identifiers
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.embedder import Embedder
@@ -236,21 +233,7 @@ class LearnedExtractor(RulesExtractor):
                     # Holding a statement for approval is the safe side: a lower bar than admitting.
                     label, confidence = self._likeliest_contract_label(s), commercial
                 decided.append(self._decide(s, label, confidence, session))
-        decided = self._session_pass(decided)
-        candidates: list[CandidateMemory] = []
-        skipped: list[SkippedStatement] = []
-        for item in decided:
-            span = SourceSpan(turn=item.sentence.turn, start=item.sentence.start, end=item.sentence.end)
-            if isinstance(item, _Skip):
-                skipped.append(SkippedStatement(span=span, reason=item.reason))
-            else:
-                candidates.append(self._candidate(item, span))
-        candidates, dupes = self._dedupe(candidates)
-        skipped.extend(dupes)
-        skipped.sort(key=lambda s: (s.span.turn, s.span.start))
-        summary = self._summary(transcript, candidates, decided)
-        flags = sorted({f for c in candidates for f in c.flags})
-        return ExtractionResult(candidates=candidates, skipped=skipped, summary=summary, flags=flags)
+        return self._result(transcript, decided)
 
     # ------------------------------------------------------------------ decisions
 

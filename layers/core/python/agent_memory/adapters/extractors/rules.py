@@ -729,6 +729,11 @@ class RulesExtractor:
             for sentence in split_sentences(index, turn.speaker, turn.text):
                 in_turn.extend(self._classify(sentence, session))
             decided.extend(_merge_adjacent_instructions(in_turn, turn.text))
+        return self._result(transcript, decided)
+
+    def _result(self, transcript: Transcript, decided: list[_Proposal | _Skip]) -> ExtractionResult:
+        """The session pass, candidates and skips with their spans, de-duplication and the summary:
+        the same for every extractor built on these rules, whatever decided each statement."""
         decided = self._session_pass(decided)
         candidates: list[CandidateMemory] = []
         skipped: list[SkippedStatement] = []
