@@ -92,13 +92,7 @@ class SubjectDataQueries:
                 WHERE tenant_id = %(t)s AND subject_id = %(s)s
                   AND (%(bc)s::timestamptz IS NULL OR (created_at, session_id) < (%(bc)s, %(bi)s))
                 ORDER BY created_at DESC, session_id DESC LIMIT %(lim)s""",
-            {
-                "t": self.tenant_id,
-                "s": subject_id,
-                "bc": before[0] if before else None,
-                "bi": before[1] if before else None,
-                "lim": limit,
-            },
+            _keyset(self.tenant_id, subject_id, before, limit),
         ).fetchall()
 
     def subject_erasures(
@@ -112,13 +106,7 @@ class SubjectDataQueries:
                 WHERE tenant_id = %(t)s AND subject_id = %(s)s
                   AND (%(bc)s::timestamptz IS NULL OR (created_at, erasure_id) < (%(bc)s, %(bi)s))
                 ORDER BY created_at DESC, erasure_id DESC LIMIT %(lim)s""",
-            {
-                "t": self.tenant_id,
-                "s": subject_id,
-                "bc": before[0] if before else None,
-                "bi": before[1] if before else None,
-                "lim": limit,
-            },
+            _keyset(self.tenant_id, subject_id, before, limit),
         ).fetchall()
 
     def subject_hold(self, subject_id: str) -> dict[str, Any] | None:
@@ -138,3 +126,16 @@ class SubjectDataQueries:
         ).fetchone()
         assert row is not None
         return dict(row)
+
+
+def _keyset(
+    tenant_id: str, subject_id: str, before: tuple[datetime, str] | None, limit: int
+) -> dict[str, Any]:
+    """The parameters of a newest-first page of one subject's rows from the keyset `before`."""
+    return {
+        "t": tenant_id,
+        "s": subject_id,
+        "bc": before[0] if before else None,
+        "bi": before[1] if before else None,
+        "lim": limit,
+    }
