@@ -141,14 +141,22 @@ def _running(server: Any) -> bool:
 
 @contextmanager
 def frozen(server: Any) -> Iterator[None]:
-    """SIGSTOP the postmaster and every backend: the socket still accepts, nothing answers."""
-    processes = _postgres_processes(server)
+    """SIGSTOP the postmaster and every backend: the socket still accepts, nothing answers.
+    The postmaster first, so it forks no backend after the list of children is read; then the
+    children, read again until no new one appears."""
+    stopped_pids: dict[int, psutil.Process] = {}
     try:
-        for p in processes:
-            os.kill(p.pid, signal.SIGSTOP)
+        for _ in range(20):
+            fresh = [p for p in _postgres_processes(server) if p.pid not in stopped_pids]
+            if not fresh:
+                break
+            for p in fresh:
+                with suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGSTOP)
+                stopped_pids[p.pid] = p
         yield
     finally:
-        _resume(processes)
+        _resume(list(stopped_pids.values()))
 
 
 @contextmanager
