@@ -188,3 +188,28 @@ def test_an_unrelated_write_is_not_marked(api, t):
     assert stronger["decision"] == "admitted"
     assert "contested" not in stronger["memory"]["flags"]
     assert "contested" not in get(api, t, first["memory"]["id"])["flags"]
+
+
+def test_a_mark_whose_contest_ended_without_review_is_cleared_by_the_nightly_run(api, t, contest, container):
+    # Given a contested slot whose contesting record then goes away without a decision
+    subject, active, newcomer = contest
+    assert "contested" in get(api, t, active["memory"]["id"])["flags"]
+    gone = api.request(
+        "DELETE",
+        f"/v1/memories/{newcomer['memory']['id']}",
+        {"reason": "customer withdrew it"},
+        token=t["agent"],
+    )
+    assert gone.status == 200, gone.body
+    # When the nightly run settles marks, in batches smaller than the number of marks
+    container.lifecycle.batch_size = 1
+    try:
+        settled = container.lifecycle.settle_contest_marks(TENANT)
+    finally:
+        container.lifecycle.batch_size = 1000
+    # Then the active record carries no marker, the settling is audited once, and a rerun does nothing
+    assert settled >= 1
+    assert "contested" not in get(api, t, active["memory"]["id"])["flags"]
+    events = api.get(f"/v1/audit?memory_id={active['memory']['id']}", token=t["auditor"]).body["events"]
+    assert [e["reason"] for e in events].count("contest_ended_without_review") == 1
+    assert container.lifecycle.settle_contest_marks(TENANT) == 0

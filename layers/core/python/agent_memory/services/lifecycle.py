@@ -436,7 +436,9 @@ class LifecycleService:
         after = ("", "")
         while True:
             with self.store.tenant(tenant) as s:
-                scopes = s.open_ticket_scopes(self.batch_size, after)
+                # Once bounded, a ticket's memories expire by now + retention: they drop out here,
+                # so a resolved ticket is not asked about again every night.
+                scopes = s.open_ticket_scopes(self.batch_size, after, unbounded_after=now + retention)
             ended: list[tuple[str, str, datetime]] = []
             for scope in scopes:
                 subject_id, ticket_id = scope["subject_id"], scope["ticket_id"]
@@ -480,25 +482,27 @@ class LifecycleService:
     def settle_contest_marks(self, tenant: str) -> int:
         """A `contested` marker left on an active record whose contesting record went without a
         reviewer's decision (it expired, was erased or deleted) is cleared, audited."""
-        with self.store.tenant(tenant) as s:
-            stale = s.stale_contest_marks(self.batch_size)
-            for row in stale:
-                s.settle_slot_contest(row["subject_id"], row["slot"])
-            if stale:
-                s.append_events(
-                    [
-                        NewEvent(
-                            EventType.UPDATED.value,
-                            "lifecycle",
-                            row["id"],
-                            row["subject_id"],
-                            "contest_ended_without_review",
-                            {"contested": False},
-                        )
-                        for row in stale
-                    ]
-                )
-        return len(stale)
+        settled = 0
+        while True:
+            with self.store.tenant(tenant) as s:
+                cleared = s.settle_stale_contest_marks(self.batch_size)
+                if cleared:
+                    s.append_events(
+                        [
+                            NewEvent(
+                                EventType.UPDATED.value,
+                                "lifecycle",
+                                row["id"],
+                                row["subject_id"],
+                                "contest_ended_without_review",
+                                {"contested": False},
+                            )
+                            for row in cleared
+                        ]
+                    )
+            settled += len(cleared)
+            if len(cleared) < self.batch_size:
+                return settled
 
     # -- legal hold ----------------------------------------------------------------
     def set_subject_hold(

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 import psycopg
 from psycopg.rows import DictRow
 
-CONTESTED = "contested"  # Flag.CONTESTED
+from agent_memory.domain.enums import Flag
+
+CONTESTED = Flag.CONTESTED.value
 
 
 class ContestedQueries:
@@ -49,17 +51,21 @@ class ContestedQueries:
         ).fetchone()
         return bool(row and row["waiting"])
 
-    def stale_contest_marks(self, limit: int) -> list[dict[str, str]]:
-        """Active records still marked whose slot has no contested record left (the contested one
-        expired, was erased or deleted): the nightly run settles them."""
+    def settle_stale_contest_marks(self, limit: int) -> list[dict[str, str]]:
+        """Clear the marker on up to `limit` active records whose slot has no contested record
+        left (the contested one expired, was erased or deleted), in one statement; the ids and
+        subjects of those it cleared."""
         return list(
             self.conn.execute(
-                """SELECT r.id, r.subject_id, r.slot FROM memory_records r
-                    WHERE r.tenant_id = %(t)s AND r.status = 'active' AND %(f)s = ANY(r.flags)
-                      AND NOT EXISTS (SELECT 1 FROM memory_records c
-                                       WHERE c.tenant_id = r.tenant_id AND c.subject_id = r.subject_id
-                                         AND c.slot = r.slot AND c.status = 'contested')
-                    ORDER BY r.id LIMIT %(lim)s""",
+                """UPDATE memory_records r SET flags = array_remove(r.flags, %(f)s)
+                    WHERE r.tenant_id = %(t)s AND r.id IN (
+                          SELECT s.id FROM memory_records s
+                           WHERE s.tenant_id = %(t)s AND s.status = 'active' AND %(f)s = ANY(s.flags)
+                             AND NOT EXISTS (SELECT 1 FROM memory_records c
+                                              WHERE c.tenant_id = s.tenant_id AND c.subject_id = s.subject_id
+                                                AND c.slot = s.slot AND c.status = 'contested')
+                           ORDER BY s.id LIMIT %(lim)s FOR UPDATE)
+                RETURNING r.id, r.subject_id""",
                 {"t": self.tenant_id, "f": CONTESTED, "lim": limit},
             ).fetchall()
         )

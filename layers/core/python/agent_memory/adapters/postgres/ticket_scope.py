@@ -13,16 +13,20 @@ class TicketScopeQueries:
     conn: psycopg.Connection[DictRow]
     tenant_id: str
 
-    def open_ticket_scopes(self, limit: int, after: tuple[str, str] = ("", "")) -> list[dict[str, str]]:
-        """(subject, ticket) pairs with active ticket-scoped memories, in key order after `after`
-        (a keyset cursor: each batch starts where the last ended)."""
+    def open_ticket_scopes(
+        self, limit: int, after: tuple[str, str] = ("", ""), *, unbounded_after: datetime
+    ) -> list[dict[str, str]]:
+        """(subject, ticket) pairs with active ticket-scoped memories that may outlive
+        `unbounded_after` (no expiry, or a later one), in key order after `after` (a keyset
+        cursor: each batch starts where the last ended)."""
         return list(
             self.conn.execute(
                 """SELECT DISTINCT subject_id, ticket_id FROM memory_records
                     WHERE tenant_id = %(t)s AND status = 'active' AND scope = 'ticket'
                       AND ticket_id IS NOT NULL AND (subject_id, ticket_id) > (%(as)s, %(at)s)
+                      AND (expires_at IS NULL OR expires_at > %(u)s)
                     ORDER BY subject_id, ticket_id LIMIT %(lim)s""",
-                {"t": self.tenant_id, "as": after[0], "at": after[1], "lim": limit},
+                {"t": self.tenant_id, "as": after[0], "at": after[1], "lim": limit, "u": unbounded_after},
             ).fetchall()
         )
 
