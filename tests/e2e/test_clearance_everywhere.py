@@ -222,3 +222,30 @@ def test_property_any_caller_below_restricted_on_any_route_sees_nothing_restrict
     method, path, body = calls[route % len(calls)]
     token = api.token("clr", "prop-1", sorted(roles), clearance=clearance)
     assert_nothing_restricted(world, api.request(method, path, body, token=token))
+
+
+def test_a_replayed_write_answers_what_the_first_caller_saw_never_a_withheld_id(api, world):
+    # Given a low-clearance write that supersedes the restricted risk rating, with a key
+    body = {
+        "subject_id": SUBJECT,
+        "type": "fact",
+        "category": "ACCOUNT_PROFILE",
+        "slot": "account.risk_rating",
+        "content": "Account risk rating on file is medium after the review.",
+        "source": {"kind": "system_of_record", "system": "risk", "reference": "RR-2"},
+        "idempotency_key": "clr-replay-1",
+    }
+    low_integration = api.token("clr", "sync-low", ["integration"], clearance="internal")
+    first = api.post("/v1/memories", body, token=low_integration)
+    assert first.status == 201, first.body
+    assert world["risk_id"] not in json.dumps(first.body)
+    # When the same request is replayed with the same key
+    replay = api.post("/v1/memories", body, token=low_integration)
+    # Then the replay shows no more than the first answer did
+    assert replay.status == 200
+    assert world["risk_id"] not in json.dumps(replay.body)
+    assert replay.body["superseded"] == first.body["superseded"]
+    # And neither the new version's own record, its history nor the subject's list names it
+    new_id = first.body["memory"]["id"]
+    for path in (f"/v1/memories/{new_id}", f"/v1/subjects/{SUBJECT}/memories"):
+        assert world["risk_id"] not in json.dumps(api.get(path, token=world["low"]).body), path

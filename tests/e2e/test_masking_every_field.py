@@ -122,3 +122,24 @@ def test_identifiers_in_references_tickets_reasons_and_evidence_are_never_stored
     # And the answers show the masked forms
     assert "CARD-***-1111" in claim.body["memory"]["source"]["system"]
     assert claim.body["memory"]["ticket_id"].endswith("CARD-***-1111")
+
+
+def test_an_identifier_only_in_a_reference_field_still_flags_and_raises_the_record(api):
+    # Given a write whose only card number is in its source reference (masked when read)
+    agent = api.token("maskf2", "agent-1", ["agent"], clearance="restricted")
+    reply = api.post(
+        "/v1/memories",
+        {
+            "subject_id": "MASK-REF-1",
+            "type": "episode",
+            "content": "Customer called about the renewal timeline.",
+            "source": {"kind": "customer_confirmed", "reference": f"card {CARD}"},
+        },
+        token=agent,
+    )
+    # Then the record is flagged as having held an identifier, and raised as one in the content is
+    assert reply.status == 201, reply.body
+    memory = reply.body["memory"]
+    assert "CARD-***-1111" in memory["source"]["reference"]
+    assert "identifier_masked" in memory["flags"]
+    assert memory["sensitivity"] in ("confidential", "restricted")

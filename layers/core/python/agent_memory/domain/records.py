@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -123,10 +124,14 @@ class MemoryRecord(BaseModel):
     def verified(self) -> bool:
         return self.authority in VERIFIED_AUTHORITIES
 
-    def public_view(self) -> dict[str, Any]:
-        """The JSON shape clients see (no embedding vector)."""
+    def public_view(self, hidden: Collection[str] = ()) -> dict[str, Any]:
+        """The JSON shape clients see (no embedding vector). A version in `hidden` (above the
+        caller's clearance) is not named as the one this supersedes or is superseded by."""
         out = self.model_dump(mode="json")
         out["verified"] = self.verified
+        for link in ("supersedes_id", "superseded_by_id"):
+            if out.get(link) in hidden:
+                out[link] = None
         return out
 
 
@@ -247,7 +252,7 @@ class WriteResult(BaseModel):
         return {
             "decision": self.decision.value,
             "reasons": self.reasons,
-            "memory": shown.public_view() if shown else None,
+            "memory": shown.public_view(hidden=self.withheld) if shown else None,
             "superseded": [i for i in self.superseded if i not in self.withheld],
         }
 

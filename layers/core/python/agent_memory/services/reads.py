@@ -52,10 +52,11 @@ class ReadService:
             record = visible(principal, s.get_record(memory_id))
             if record is None:  # above clearance looks the same as absent: no existence oracle
                 raise NotFound(f"memory {memory_id} not found")
-            history = s.slot_history(record.subject_id, record.slot) if record.slot else [record]
-        history = [h for h in history if visible(principal, h) is not None]
-        view = record.public_view()
-        view["history"] = [_history_entry(h) for h in history]
+            chain = s.slot_history(record.subject_id, record.slot) if record.slot else [record]
+        history = [h for h in chain if visible(principal, h) is not None]
+        hidden = {h.id for h in chain} - {h.id for h in history}
+        view = record.public_view(hidden)
+        view["history"] = [_history_entry(h, hidden) for h in history]
         return view
 
     def list_subject(
@@ -81,7 +82,9 @@ class ReadService:
                 before=decode_cursor(cursor),
                 limit=limit + 1,
             )
-        return _page(rows, limit, lambda r: r.public_view())
+            links = {i for r in rows[:limit] for i in (r.supersedes_id, r.superseded_by_id) if i}
+            hidden = s.records_above_clearance(links, principal.clearance.rank)
+        return _page(rows, limit, lambda r: r.public_view(hidden))
 
     def review_queue(self, principal: Principal, *, cursor: str | None, limit: int) -> Page:
         require_read(principal, Role.REVIEWER)
@@ -158,7 +161,7 @@ def _audit_view(event: AuditEvent, above_clearance: bool) -> dict[str, Any]:
     return view
 
 
-def _history_entry(r: MemoryRecord) -> dict[str, Any]:
+def _history_entry(r: MemoryRecord, hidden: set[str]) -> dict[str, Any]:
     return {
         "id": r.id,
         "version": r.version,
@@ -167,8 +170,8 @@ def _history_entry(r: MemoryRecord) -> dict[str, Any]:
         "created_at": r.created_at.isoformat(),
         "effective_at": r.effective_at.isoformat(),
         "superseded_at": r.superseded_at.isoformat() if r.superseded_at else None,
-        "supersedes_id": r.supersedes_id,
-        "superseded_by_id": r.superseded_by_id,
+        "supersedes_id": None if r.supersedes_id in hidden else r.supersedes_id,
+        "superseded_by_id": None if r.superseded_by_id in hidden else r.superseded_by_id,
     }
 
 

@@ -36,12 +36,11 @@ from agent_memory.domain.records import (
     MemoryRecord,
     MemoryWrite,
     Principal,
-    Source,
     WriteResult,
     new_id,
     utcnow,
 )
-from agent_memory.domain.sanitize import mask_identifiers, mask_value, unstorable_value
+from agent_memory.domain.sanitize import identifier_kinds, mask_identifiers, mask_value, unstorable_value
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
@@ -215,10 +214,11 @@ class WriteGateway:
         result = WriteResult(
             decision=verdict.decision, reasons=list(verdict.reasons), memory=record, superseded=superseded
         )
+        # Withheld before the reply is saved: a replay of the key answers exactly what this caller saw.
+        result.withheld = withheld
         if key:
             reply = IdempotentReply(ready.fingerprint, result.public_view(), 201)
             session.save_idempotent_reply(key, reply, record.id if record else None, subject_id)
-        result.withheld = withheld
         logger.info(
             "memory write decided",
             extra={
@@ -408,24 +408,16 @@ def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
     content = mask_identifiers(request.content)
     value, value_kinds = mask_value(request.value)
     kinds = content.kinds + value_kinds
-    source = request.source
-    if source.reference:
-        ref = mask_identifiers(source.reference)
-        kinds += ref.kinds
-        source = Source.model_validate({**source.model_dump(), "reference": ref.text})
-    confidence_basis = request.confidence_basis
-    if confidence_basis:
-        basis = mask_identifiers(confidence_basis)
-        kinds += basis.kinds
-        confidence_basis = basis.text
-    clean = request.model_copy(
-        update={
-            "content": content.text,
-            "value": value,
-            "source": source,
-            "confidence_basis": confidence_basis,
-        }
-    )
+    # The short fields are MaskedText: masked when the request was read. Their identifiers still
+    # count, so the record is flagged and its sensitivity raised as for one found in the content.
+    for short in (
+        request.source.system,
+        request.source.reference,
+        request.ticket_id,
+        request.confidence_basis,
+    ):
+        kinds += identifier_kinds(short)
+    clean = request.model_copy(update={"content": content.text, "value": value})
     return clean, kinds
 
 

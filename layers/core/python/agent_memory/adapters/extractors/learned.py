@@ -45,7 +45,6 @@ from agent_memory.adapters.extractors.rules import (
     _DECLINED,
     _DUE,
     _EXTRA_INJECTION,
-    _IDENTIFIER_SURROGATE,
     _NO_PREFERENCE,
     _NOT_COMMITMENT,
     _PERSON,
@@ -69,7 +68,7 @@ from agent_memory.domain.extraction import (
     Speaker,
     Transcript,
 )
-from agent_memory.domain.sanitize import mask_identifiers
+from agent_memory.domain.sanitize import identifier_kinds
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.embedder import Embedder
 
@@ -285,7 +284,7 @@ class LearnedExtractor(RulesExtractor):
                 return _Skip(s, "customer_question")  # asking is not stating (a request may be a preference)
         if customer and (_SOR_PLAN.search(s.text) or _SOR_SEATS.search(s.text)) and kind != "episode":
             return _Skip(s, "owned_by_system_of_record")
-        has_identifier = bool(_IDENTIFIER_SURROGATE.search(s.text) or mask_identifiers(s.text).changed)
+        has_identifier = bool(identifier_kinds(s.text))
         if has_identifier and kind != "episode":
             return _Skip(s, "sensitive_identifier_only")
         if kind == "preference":

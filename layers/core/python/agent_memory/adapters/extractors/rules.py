@@ -59,7 +59,7 @@ from agent_memory.domain.extraction import (
     Transcript,
 )
 from agent_memory.domain.records import SourceSpan
-from agent_memory.domain.sanitize import mask_identifiers, mask_value
+from agent_memory.domain.sanitize import SURROGATE, identifier_kinds, mask_identifiers, mask_value
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.embedder import Embedder
 
@@ -617,7 +617,6 @@ _PLEASANTRY = _rx(
 )
 _REQUEST = _rx(r"\b(can you|could you|would you|please|i need|we need|i'?d like|we'?d like|i want|we want)\b")
 _LEADING_SALUTATION = _rx(r"^(hi|hello|hey|dear)( [A-Z][\w'-]*)?,\s+(?=\S)")
-_IDENTIFIER_SURROGATE = re.compile(r"\b(CARD|IBAN|TAXID|ACCT)-\*\*\*-\w{1,4}\b")
 _DUE = _rx(
     r"\b(by (the end of )?(next |this )?(\w+day|week|month|tomorrow|tonight|noon|\d{1,2}(st|nd|rd|th)? \w+"
     r"|\w+ \d{1,2})|within (the hour|an hour|\d+ (hours?|days?|weeks?)|two weeks|a week)|today|tomorrow"
@@ -795,7 +794,7 @@ class RulesExtractor:
             return _Skip(s, "declined_to_state")
         if _NO_PREFERENCE.search(text):
             return _Skip(s, "no_explicit_preference")
-        has_identifier = bool(_IDENTIFIER_SURROGATE.search(text) or mask_identifiers(text).changed)
+        has_identifier = bool(identifier_kinds(text))
         if _PROBLEM.search(text):
             session.problem_seen = True
 
@@ -1261,7 +1260,7 @@ class RulesExtractor:
                 item.category == FactCategory.CONTRACT_COMMERCIAL.value or UNTRUSTED_INSTRUCTION in item.flags
             ):
                 continue
-            if _IDENTIFIER_SURROGATE.search(sentence.text) or _GREETING.search(sentence.text):
+            if SURROGATE.search(sentence.text) or _GREETING.search(sentence.text):
                 continue
             usable.append(sentence)
         requests = [s for s in usable if _is_question(s.text) or _REQUEST.search(s.text)]
