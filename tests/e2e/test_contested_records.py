@@ -192,7 +192,7 @@ def test_an_unrelated_write_is_not_marked(api, t):
 
 def test_a_mark_whose_contest_ended_without_review_is_cleared_by_the_nightly_run(api, t, contest, container):
     # Given a contested slot whose contesting record then goes away without a decision
-    subject, active, newcomer = contest
+    _, active, newcomer = contest
     assert "contested" in get(api, t, active["memory"]["id"])["flags"]
     gone = api.request(
         "DELETE",

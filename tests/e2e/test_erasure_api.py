@@ -286,3 +286,30 @@ def test_writes_racing_the_erasure_do_not_survive_it(api, t, container):
         ).fetchone()["n"]
     assert survivors == 0  # whatever exists now was written after the erasure finished
     assert "rejected" in outcomes  # writers really ran into the erasure and were refused
+
+
+def test_erasure_removes_the_subjects_extraction_messages_from_the_outbox(api, t, container):
+    # Given a closed session of the subject (its message recorded in the outbox)
+    closed = api.post(
+        "/v1/sessions/S-ERASE-OUTBOX/close",
+        {
+            "subject_id": "CUST-OUTBOX",
+            "occurred_at": "2026-10-02T15:00:00Z",
+            "turns": [{"speaker": "customer", "text": "Please email me the statement."}],
+        },
+        token=t["agent"],
+    )
+    assert closed.status == 202, closed.body
+
+    def outbox_rows() -> int:
+        with container.db.tenant_transaction("era") as conn:
+            row = conn.execute(
+                "SELECT count(*) AS n FROM outbox WHERE dedupe_key = 'extract:S-ERASE-OUTBOX'"
+            ).fetchone()
+        return int(row["n"])
+
+    assert outbox_rows() == 1
+    # When the subject is erased, Then no message of its sessions is left to send
+    started = api.post("/v1/subjects/CUST-OUTBOX/erasure", {"reason": "gdpr_article_17"}, token=t["privacy"])
+    assert wait_for(api, t["privacy"], started.body["erasure_id"])["status"] == "verified"
+    assert outbox_rows() == 0

@@ -52,3 +52,25 @@ def test_two_invocations_at_once_log_their_own_request_ids():
     for line in lines:
         assert line["function_request_id"] == f"req-{line['mine']}", line
         assert line["function_name"] == line["mine"], line
+
+
+def test_a_key_a_request_appends_is_gone_for_the_next_invocation():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logger.registered_formatter)
+    logger.addHandler(handler)
+
+    @logger.inject_lambda_context(clear_state=True)
+    def lambda_handler(event, context):
+        if event.get("append"):
+            logger.append_keys(customer_hint="x")
+        logger.warning("line")
+
+    try:
+        lambda_handler({"append": True}, FakeContext("f", "req-1"))
+        lambda_handler({}, FakeContext("f", "req-2"))
+    finally:
+        logger.removeHandler(handler)
+    first, second = (json.loads(line) for line in stream.getvalue().splitlines() if line.strip())
+    assert first["customer_hint"] == "x" and "customer_hint" not in second
+    assert first["service"] == second["service"]

@@ -42,16 +42,17 @@ class RequestScopedLogger(Logger):
         self, append: bool = False, formatter_options: dict | None = None, **keys: object
     ) -> None:
         if _CONTEXT_KEYS & set(keys):
+            # Mode 3 of Powertools' structure_logs, per thread: every key a request added goes to
+            # the thread's own keys (append_keys below), so clearing those clears the request.
             self.thread_safe_clear_keys()
             self.thread_safe_append_keys(**keys)
             return
         super().structure_logs(append=append, formatter_options=formatter_options, **keys)
 
     def append_keys(self, **additional_keys: object) -> None:
-        if _CONTEXT_KEYS & set(additional_keys):
-            self.thread_safe_append_keys(**additional_keys)
-            return
-        super().append_keys(**additional_keys)
+        # Keys added while serving (a correlation id, anything a handler appends) belong to the
+        # request being served, never to every thread's formatter.
+        self.thread_safe_append_keys(**additional_keys)
 
 
 logger = RequestScopedLogger(service=SERVICE, stream=sys.stderr)

@@ -16,7 +16,13 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from agent_memory.api.identity import principal_from_authorizer
 from agent_memory.domain.enums import EventType
-from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge, Unauthenticated
+from agent_memory.domain.errors import (
+    DomainError,
+    InvalidRequest,
+    PayloadTooLarge,
+    Unauthenticated,
+    Unavailable,
+)
 from agent_memory.domain.ids import ID_RULE, valid_id
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import unstorable_value
@@ -228,7 +234,9 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         _count_refusal(exc.code)
         if exc.status in (401, 403):
             _record_denial(app, exc.status, exc.code, exc.message)
-        elif exc.status >= 500:
+        elif exc.status >= 500 and not isinstance(exc, Unavailable):
+            # A database outage is counted (metrics) but not written to the chain: the write would
+            # wait for the same database again and the 503 would come late, to record nothing.
             _record_retrieval_failure(app, exc.status, exc.code, exc.message)
         return error_response(exc.status, exc.code, exc.message, _request_id(app), exc.field)
 

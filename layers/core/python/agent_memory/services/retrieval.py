@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import math
 import re
@@ -350,9 +351,20 @@ class RetrievalBroker:
         its own and at the same time: one failing never costs the other, and an outage costs one
         timeout, not two."""
         live = _Live()
+        if principal.subjects is not None and request.subject_id not in principal.subjects:
+            # A token bound to other subjects learns of this one what it would of an unknown
+            # subject: no live values, no ticket. Checked here, above every adapter and its cache.
+            live.ticket_not_found = bool(request.ticket_id)
+            return live
         fields = set(ranking.owned.values())
         ticket_call = (
-            _SOR_CALLS.submit(self.sor.ticket, principal.tenant_id, request.subject_id, request.ticket_id)
+            _SOR_CALLS.submit(
+                contextvars.copy_context().run,  # the caller (and its binding) follow the call
+                self.sor.ticket,
+                principal.tenant_id,
+                request.subject_id,
+                request.ticket_id,
+            )
             if request.ticket_id and fields
             else None
         )

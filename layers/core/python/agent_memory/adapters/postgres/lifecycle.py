@@ -484,6 +484,12 @@ class LifecycleQueries:
             "DELETE FROM sessions WHERE tenant_id = %s AND subject_id = %s RETURNING session_id",
             (self.tenant_id, subject_id),
         ).fetchall()
+        # Their extraction messages too: a pending one would be sent for a session that is gone,
+        # and a session id is the caller's own text.
+        self.conn.execute(
+            "DELETE FROM outbox WHERE tenant_id = %s AND dedupe_key = ANY(%s)",
+            (self.tenant_id, [f"extract:{r['session_id']}" for r in sessions]),
+        )
         return {"records": len(own), "derived": len(derived), "sessions": len(sessions)}
 
     def purge_subject_caches(self, subject_id: str) -> int:
