@@ -170,3 +170,31 @@ def test_a_subjects_claim_that_is_not_a_short_list_of_subject_ids_is_unauthentic
     forged = jwt.encode({**good, "subjects": json.loads(claim)}, api.secret, algorithm="HS256")
     reply = api.get("/v1/subjects/C-1/memories", token=forged)
     assert reply.status == 401 and reply.body["error"]["code"] == "unauthenticated"
+
+
+def test_another_subjects_ticket_is_not_shown_even_when_an_unbound_caller_just_loaded_it(
+    api, seeded, container
+):
+    # Given C-2's open ticket in the system of record, just read (and so cached) by an unbound agent
+    from datetime import UTC, datetime
+
+    from agent_memory.ports.system_of_record import TicketState
+
+    container.system_of_record.set_ticket(
+        TENANT,
+        TicketState("T-C2", "open", "P1", "ops-lead-zq9", datetime(2026, 11, 20, tzinfo=UTC)),
+        subject_id="C-2",
+    )
+    unbound = token(api, "agent-all", ["agent"])
+    warm = api.post(
+        "/v1/retrieve", {"subject_id": "C-2", "query": "invoices", "ticket_id": "T-C2"}, token=unbound
+    )
+    assert "ops-lead-zq9" in json.dumps(warm.body)
+    # When a token bound to C-1 asks about C-2's ticket
+    bound = token(api, "agent-c1", ["agent"], subjects=["C-1"])
+    reply = api.post(
+        "/v1/retrieve", {"subject_id": "C-2", "query": "invoices", "ticket_id": "T-C2"}, token=bound
+    )
+    # Then it learns what it would of an unknown subject: nothing of the ticket
+    assert reply.status == 200
+    assert "ops-lead-zq9" not in json.dumps(reply.body) and reply.body.get("ticket_not_found") is True
