@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import __version__
-from agent_memory.api.http import RETRY_AFTER_S, create_app, json_response
+from agent_memory.api.http import create_app, json_response
 from agent_memory.api.openapi import merged_openapi, swagger_html
 from agent_memory.bootstrap import get_container
 from agent_memory.domain.errors import Unavailable
@@ -33,14 +33,7 @@ def health() -> Response[dict[str, Any]]:
         "embedder": container.embedder.name,
         "version": __version__,
     }
-    if database == "ok":
-        return json_response(200, body)
-    return Response(
-        status_code=503,
-        content_type=content_types.APPLICATION_JSON,
-        body=body,
-        headers={"Retry-After": str(RETRY_AFTER_S)},
-    )
+    return json_response(200 if database == "ok" else 503, body)
 
 
 @app.get("/v1/openapi.json", summary="The OpenAPI document of every route")

@@ -45,13 +45,7 @@ def error_response(
     error: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
     if field:
         error["field"] = field
-    headers = {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else None
-    return Response(
-        status_code=status,
-        content_type=content_types.APPLICATION_JSON,
-        body={"error": error},
-        headers=headers,
-    )
+    return json_response(status, {"error": error})
 
 
 def _request_id(app: APIGatewayRestResolver) -> str | None:
@@ -403,4 +397,8 @@ def _record_refusal(
 
 
 def json_response(status: int, body: Any) -> Response:
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
+    """A JSON answer; a 503 always tells the client when to try again (as every error body does)."""
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else None
+    return Response(
+        status_code=status, content_type=content_types.APPLICATION_JSON, body=body, headers=headers
+    )

@@ -14,7 +14,7 @@ from agent_memory.domain.enums import EventType, MemoryType, Role, Status
 from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.ports.store import MemoryStore, NewEvent
-from agent_memory.services.authorization import require_mutation
+from agent_memory.services.authorization import require_mutation, visible
 from agent_memory.services.policies import PolicyRegistry
 
 
@@ -45,9 +45,8 @@ class CommitmentService:
             raise InvalidRequest("closed_at may not be in the future", field="closed_at")
         policy = self.policies.for_tenant(principal.tenant_id)
         with self.store.tenant(principal.tenant_id) as s:
-            record = s.get_record(memory_id, for_update=True)
-            if record is None or record.sensitivity.rank > principal.clearance.rank:
-                # above the caller's clearance looks the same as absent: no existence oracle
+            record = visible(principal, s.get_record(memory_id, for_update=True))
+            if record is None:  # above the caller's clearance looks the same as absent
                 raise NotFound(f"memory {memory_id} not found")
             if record.type is not MemoryType.COMMITMENT:
                 raise Conflict(f"memory {memory_id} is a {record.type.value}, not a commitment")
