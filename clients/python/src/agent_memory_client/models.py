@@ -505,6 +505,7 @@ class ExportedEvent(ResponseModel):
     memory_id: str | None = None
     reason: str | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
+    redacted: str | None = None
 
 
 class ExportedWorkingValue(ResponseModel):

@@ -88,6 +88,9 @@ class EventView(BaseModel):
     reason: str | None
     payload: dict[str, Any]
     created_at: datetime
+    # "above_clearance": an event about a record the caller may not see keeps its place in the
+    # trail without the record's id or payload, as in GET /v1/audit
+    redacted: str | None = None
 
 
 class ExportedMemory(MemoryRecord):
@@ -280,7 +283,7 @@ class ExportService:
                 else None
             )
             return [ErasureView(**r) for r in shown_rows], len(shown_rows), resume
-        # events: one about a record above clearance is read (and counted) but not shown
+        # events: one about a record above clearance keeps its place, without record id or payload
         events = [
             e
             for e in s.audit_events(
@@ -297,14 +300,14 @@ class ExportService:
                 seq=e.seq,
                 id=e.id,
                 event_type=e.event_type,
-                memory_id=e.memory_id,
+                memory_id=None if e.memory_id in above else e.memory_id,
                 actor=e.actor,
                 reason=e.reason,
-                payload=e.payload,
+                payload={} if e.memory_id in above else e.payload,
                 created_at=e.created_at,
+                redacted="above_clearance" if e.memory_id in above else None,
             )
             for e in page
-            if e.memory_id not in above
         ]
         return views, len(page), (page[-1].seq if len(events) > limit else None)
 
