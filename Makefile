@@ -6,12 +6,21 @@ export UV_LINK_MODE ?= copy
 
 .PHONY: install serve test lint typecheck synth deploy bench clean
 
-install:
+.PHONY: uv install-runtime
+uv:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv>=0.5"
-	@$(UV) sync --frozen --all-extras --quiet
 
-serve: install
-	$(UV) run --frozen memory serve
+# Everything: the service, its local stack, the dev tools and the CDK toolchain.
+install: uv
+	@$(UV) sync --frozen --all-extras --all-groups --quiet
+
+# What `memory serve` needs and nothing more (no CDK, no test tools). --inexact
+# keeps whatever an earlier `make install` put in the environment.
+install-runtime: uv
+	@$(UV) sync --frozen --extra local --no-default-groups --inexact --quiet
+
+serve: install-runtime
+	$(UV) run --frozen --no-sync memory serve
 
 test: install
 	$(UV) run --frozen pytest

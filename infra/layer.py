@@ -105,7 +105,7 @@ def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
                 "export",
                 "--quiet",
                 "--frozen",
-                "--no-dev",
+                "--no-default-groups",  # neither the dev tools nor the CDK toolchain
                 "--no-hashes",
                 "--no-emit-project",
                 "--no-header",
