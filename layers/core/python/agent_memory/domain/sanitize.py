@@ -28,6 +28,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from agent_memory.domain.invisible import hidden as _hidden
+
 # Separators people put between the digit groups of a card: whitespace, dots, underscores and
 # every dash (hyphen, non-breaking hyphen, figure, en and em dash, minus sign). Up to three in a
 # row ("4111 - 1111", "4111\r\n1111"); more than that joins two unrelated numbers.
@@ -126,27 +128,7 @@ _ACCOUNT_CONTEXT = re.compile(
     f"([0-9][0-9 {_DASHES}]{{4,20}}[0-9])"
 )
 
-# Characters that show nothing, beyond the format (Cf), nonspacing-mark and control categories:
-# the remaining Default_Ignorable code points (combining grapheme joiner, Hangul fillers, Khmer
-# inherent vowels, Mongolian free variation selectors, variation selectors).
-_IGNORABLE = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
-    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
-)
 _ASCII_HIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
-
-
-def _hidden(ch: str) -> bool:
-    """True for a character a reader cannot see and rendering drops."""
-    if ch.isascii():
-        return (ch < " " and not ch.isspace()) or ch == "\x7f"
-    cat = unicodedata.category(ch)
-    return (
-        cat in ("Cf", "Mn", "Me")
-        or ch in _IGNORABLE
-        or (cat == "Cc" and not ch.isspace())
-        or 0xE0100 <= ord(ch) <= 0xE01EF
-    )
 
 
 def _detection_view(text: str) -> tuple[str, list[int] | None]:

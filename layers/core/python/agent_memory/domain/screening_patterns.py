@@ -1,0 +1,263 @@
+"""The patterns injection screening looks for, one table per signal and language (English,
+French, German, Spanish, Portuguese, Dutch), written against the folded text `screening` reads
+(lowercase, no accents, look-alikes folded to Latin). How they are read and why they need both a
+verb of dismissal and a pointer at the model's own instructions: `screening`.
+
+Performance: every pattern starts at a literal word and its gaps are bounded runs of words
+(no nested unbounded repeats), so matching is linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent_memory.domain.screening_overrides import OVERRIDE as _OVERRIDE
+from agent_memory.domain.screening_overrides import ROLE_OVERRIDE as _ROLE_OVERRIDE
+from agent_memory.domain.screening_overrides import any_of as _any
+
+# --------------------------------------------------------------------------- directives addressed to the model
+
+_EN_AI = (
+    r"ai|a\.i\.|artificial intelligence|chatbots?|bots?|llms?|language models?|copilots?|chatgpt|gpt|claude|gemini"
+    r"|ai (?:assistants?|agents?|models?)|virtual (?:assistants?|agents?)|automated (?:assistants?|agents?)"
+)
+_NOT_A_PERSON = r"(?!\s+(?:manager|director|coach|professor|number|to)\b)"  # "assistant manager"
+_DIRECTIVE: dict[str, list[str]] = {
+    "en": [
+        rf"\b(?:note|message|instructions?|reminder|attention|memo|notice|directive|warning|p\.?s\.?)\s+(?:to|for)"
+        rf"\s+(?:any|all|every|each|the|whichever|whatever|whoever|an?)?\s*(?:{_EN_AI}|assistants?|models?)\b"
+        + _NOT_A_PERSON,
+        rf"(?:^|[.!?]\s+)(?:to|for)\s+(?:the|any|every|whichever|whatever)\s+(?:{_EN_AI}|assistant|model)\b"
+        r"[^.:\n]{0,40}:",
+        rf"(?:^|[.!?]\s+)(?:dear|hey|hi|hello|attention|attn)\s+(?:{_EN_AI}|assistant)\b" + _NOT_A_PERSON,
+        rf"\b(?:{_EN_AI}|assistants?|agents?|models?)\s+(?:that is |who is |which is )?(?:reading|processing|seeing"
+        r"|parsing|handling|summari[sz]ing|reviewing)\s+(?:this|these)\b",
+        rf"\bif\s+you(?:'re| are)\s+(?:an?|the)\s+(?:{_EN_AI}|assistant|model|automated|virtual)\b",
+        r"\bas an? (?:ai|language model|llm)(?: (?:assistant|model))?,?\s+(?:you|i|it)\b",
+        rf"\b(?:{_EN_AI})\s+(?:must|should|shall|has to|have to|needs? to|(?:is|are) (?:required|expected|instructed)"
+        r" to)\b",
+        r"\bthe\s+(?:assistant|agent)\s+(?:must|should|shall|will|has to|needs to)\s+(?:always|never)\b",
+        r"\b(?:always|never)\s+(?:tell|say to|offer|give|mention|charge|ask)\s+(?:the |this )?(?:customer|client|user)\b",
+    ],
+    "fr": [
+        r"\b(?:note|message|rappel|avis|remarque|consigne|mot|attention|a l'intention|a l'attention)\b[^.:\n]{0,25}?"
+        r"\b(?:ia|intelligence artificielle|chatbot|bot|robot|llm|modele de langage|assistante? (?:ia|virtuel(?:le)?"
+        r"|automatique))\b",
+        r"\b(?:note|message|rappel|avis|remarque|consigne|mot)\s+(?:pour|a|au)\s+l'(?:assistant|agent ia)\s*:",
+        r"(?:^|[.!?]\s+)(?:cher|chere|bonjour|salut|hey)\s+(?:ia|chatbot|bot|robot|assistant ia)\b",
+        r"\bsi (?:tu es|vous etes) (?:une?|l')\s*(?:ia|intelligence artificielle|modele de langage|assistant"
+        r"|chatbot|bot|robot|llm)\b",
+        r"\b(?:ia|assistants?|chatbots?|bots?|robots?|modeles?|agents?)\s+qui\s+(?:lit|lis|lisent|lisez|traite"
+        r"|traitent|voit|voient)\s+(?:ceci|ce (?:message|texte|memo|souvenir|dossier))\b",
+        r"\b(?:ia|assistants?|chatbots?|bots?|robots?|agents? ia)\s+(?:doit|doivent|devra|devront)"
+        r"(?:\s+[\w'-]+){0,2}?\s+(?:toujours|jamais|systematiquement|automatiquement)\b",
+    ],
+    "de": [
+        r"\b(?:hinweis|nachricht|notiz|erinnerung|achtung|anweisung|info|mitteilung)\s+(?:an|fur)\s+(?:die |den |das "
+        r"|jede |jeden |jedes |alle |eine |einen )?(?:ki|kunstliche intelligenz|assistenten|assistent|chatbot|bot"
+        r"|modell|sprachmodell|llm|ki-assistenten?)\b",
+        r"(?:^|[.!?]\s+)(?:an|fur)\s+(?:den|die|das|jede|jeden)\s+(?:ki|chatbot|bot|assistenten|modell"
+        r"|sprachmodell)\s*:",
+        r"(?:^|[.!?]\s+)(?:liebe|lieber|hallo|hey|hi)\s+(?:ki|chatbot|bot|assistent|assistentin|sprachmodell)\b",
+        r"\b(?:falls|wenn)\s+(?:du|sie)\s+(?:eine?\s+)?(?:ki|kunstliche intelligenz|sprachmodell|chatbot|bot"
+        r"|ki-assistent|llm|assistent)\b[^.\n]{0,10}?\b(?:bist|sind)\b",
+        r"\b(?:ki|assistent|chatbot|bot|modell|sprachmodell|agent)\w*,?\s+(?:die|der|das)\s+(?:dies|das|diesen text"
+        r"|diese nachricht)\s+(?:liest|verarbeitet|sieht)\b",
+        r"\b(?:ki|assistent(?:en)?|chatbot|bot|ki-agenten?)\s+(?:muss|mussen|soll|sollen|darf|durfen)"
+        r"(?:\s+[\w-]+){0,3}?\s+(?:immer|niemals|nie|stets|grundsatzlich|keinesfalls)\b",
+    ],
+    "es": [
+        r"\b(?:nota|mensaje|recordatorio|aviso|atencion|instrucciones?|indicacion)\s+(?:para|a)\s+(?:la |el |los |las "
+        r"|cualquier |toda |todo |cada )?(?:ia|inteligencia artificial|asistentes? (?:virtual|automatico|de ia)"
+        r"|chatbot|bot|robot|modelo(?: de lenguaje)?|llm)\b",
+        r"\b(?:nota|mensaje|recordatorio|aviso)\s+(?:para|a)\s+(?:el|la)\s+(?:asistente|agente)\s*:",
+        r"(?:^|[.!?]\s+)(?:para|al)\s+(?:el\s+)?(?:chatbot|bot|asistente|modelo|ia)\s*:",
+        r"(?:^|[.!?]\s+)(?:querida|querido|hola|oye|estimada|estimado)\s+(?:ia|chatbot|bot|asistente virtual|modelo)\b",
+        r"\bsi\s+(?:eres|es usted|usted es)\s+(?:una?|el|la)\s+(?:ia|inteligencia artificial|modelo de lenguaje"
+        r"|asistente|chatbot|bot|llm)\b",
+        r"\b(?:ia|asistentes?|chatbots?|bots?|modelos?|agentes?)\s+que\s+(?:lea|lee|procese|procesa|vea|ve)"
+        r"\s+(?:esto|este (?:mensaje|texto))\b",
+        r"\b(?:ia|asistentes?|chatbots?|bots?|agentes? de ia)\s+(?:debe|deben|debera|deberan|tiene que"
+        r"|tienen que)(?:\s+[\w-]+){0,2}?\s+(?:siempre|nunca|jamas)\b",
+    ],
+    "pt": [
+        r"\b(?:nota|mensagem|lembrete|aviso|atencao|instrucao|instrucoes)\s+(?:para|a|ao)\s+(?:o |a |qualquer |toda "
+        r"|todo |cada )?(?:ia|inteligencia artificial|assistente virtual|chatbot|bot|robo|modelo de linguagem|modelo"
+        r"|llm)\b",
+        r"\b(?:nota|mensagem|lembrete|aviso)\s+(?:para|ao)\s+(?:o\s+)?(?:assistente|agente)\s*:",
+        r"(?:^|[.!?]\s+)(?:para|ao)\s+(?:o\s+)?(?:chatbot|bot|assistente|modelo|ia)\s*:",
+        r"(?:^|[.!?]\s+)(?:cara|caro|ola|oi|prezada|prezado)\s+(?:ia|chatbot|bot|assistente virtual|modelo)\b",
+        r"\bse\s+(?:voce|tu)\s+(?:e|es|for)\s+(?:uma?|o|a)\s+(?:ia|inteligencia artificial|modelo de linguagem"
+        r"|assistente|chatbot|bot|llm)\b",
+        r"\b(?:ia|assistentes?|chatbots?|bots?|modelos?|agentes?)\s+que\s+(?:ler|le|processar|processa|vir|ve)"
+        r"\s+(?:isto|isso|esta mensagem|este texto)\b",
+        r"\b(?:ia|assistentes?|chatbots?|bots?|agentes? de ia)\s+(?:deve|devem|devera|deverao|tem que"
+        r"|precisa|precisam)(?:\s+[\w-]+){0,2}?\s+(?:sempre|nunca|jamais)\b",
+    ],
+    "nl": [
+        r"\b(?:notitie|bericht|herinnering|opmerking|let op|aandacht|instructie|boodschap)\s+(?:voor|aan)\s+(?:de |het "
+        r"|elke |iedere |alle |een )?(?:ai|kunstmatige intelligentie|chatbot|bot|taalmodel|llm|ai-assistent|model)\b",
+        r"\b(?:notitie|bericht|herinnering|opmerking|boodschap)\s+(?:voor|aan)\s+de\s+(?:assistent|agent)\s*:",
+        r"(?:^|[.!?]\s+)(?:voor|aan)\s+(?:de|het|elke)\s+(?:chatbot|bot|assistent|model|taalmodel|ai)\s*:",
+        r"(?:^|[.!?]\s+)(?:beste|lieve|hallo|hoi|hey)\s+(?:ai|chatbot|bot|taalmodel|ai-assistent)\b",
+        r"\b(?:als|indien)\s+(?:je|jij|u)\s+(?:een|de)\s+(?:ai|taalmodel|assistent|chatbot|bot|llm|model)\b"
+        r"[^.\n]{0,10}?\b(?:bent|is)\b",
+        r"\b(?:ai|assistent|chatbot|bot|model|taalmodel|agent)\w*,?\s+die\s+dit\s+(?:leest|verwerkt|ziet)\b",
+        r"\b(?:ai|assistenten?|chatbots?|bots?|ai-agenten)\s+(?:moet|moeten|dient|dienen|zal|zullen)"
+        r"(?:\s+[\w-]+){0,3}?\s+(?:altijd|nooit)\b",
+    ],
+}
+
+# --------------------------------------------------------------------------- exfiltration
+
+
+def _exfiltration(verbs: str, objects: str, excluded: str) -> str:
+    """<verb> then, within a few words none of which is the customer's own ("my", "our"), data that is not
+    this customer's to have: other customers' records, a bulk export, secrets, the model's instructions."""
+    return rf"\b{_any(verbs)}\b(?:\s+(?!{_any(excluded)}\b)[\w'-]+){{0,6}}?\s+{_any(objects)}"
+
+
+_EXFILTRATION: dict[str, list[str]] = {
+    "en": [
+        _exfiltration(
+            r"send|e-?mail|mail|forward|export|upload|post|leak|share|transmit|dump|copy|paste|include|attach|list"
+            r"|print|output|reveal|disclose|show|display|repeat|tell me|give me|read out|write out|sync|push",
+            r"(?:customer|client|user|subscriber|member|contact)s?(?:'s?)?\s+(?:list|lists|database|db|records|table"
+            r"|export|base)\b|(?:all|every|each|the other|other)\s+(?:(?:of\s+)?(?:the|your)\s+)?(?:other\s+)?"
+            r"(?:customer|client|user|account|contact)s?(?:'s?)?\s+(?:[\w-]+\s+){0,2}?(?:records?|data|details|emails?"
+            r"|addresses|names|numbers|information|info|histor(?:y|ies)|invoices|files|conversations?|chats?)\b"
+            r"|(?:names|emails?|e-mail addresses|phone numbers|addresses|details|data|records|information"
+            r"|histor(?:y|ies))(?:\s+and\s+[\w-]+(?:\s+[\w-]+)?)?\s+(?:of|for|from)\s+(?:all|every|each|other)\s+"
+            r"(?:the\s+|our\s+|your\s+)?(?:other\s+)?(?:customers|clients|users|accounts|contacts)\b"
+            r"|(?:conversation|chat)\s+histor(?:y|ies)\s+of\s+other\b|(?:the\s+)?(?:whole|entire|full)\s+(?:database"
+            r"|crm|customer base)\b|(?:api|secret|access|private|admin|database|db|root|service)\s+(?:keys?|passwords?"
+            r"|credentials|tokens?)\b|connection strings?\b|system prompt\b|(?:hidden|internal|secret|original"
+            r"|initial|system)\s+(?:instructions|prompt|rules)\b|your\s+(?:instructions|prompt|rules|configuration)\b",
+            r"my|our|his|her|their",
+        ),
+    ],
+    "fr": [
+        _exfiltration(
+            r"envoie[rsz]?|envoyez|envoyer|transfere[rsz]?|transmets|transmettez|exporte[rsz]?|partage[rsz]?"
+            r"|publie[rsz]?|copie[rsz]?|colle[rsz]?|revele[rsz]?|affiche[rsz]?|divulgue[rsz]?|donne-moi|montre-moi"
+            r"|repete[rsz]?|imprime[rsz]?|recopie[rsz]?|inclus|incluez|telecharge[rz]?",
+            r"(?:la\s+)?liste\s+(?:complete\s+|entiere\s+)?de(?:s)?\s+clients|fichier\s+clients?|base\s+(?:de\s+"
+            r"donnees\s+)?(?:clients|des clients|de contacts|contacts)|(?:de\s+|des\s+)?tous\s+les\s+(?:autres\s+)?"
+            r"clients|des\s+autres\s+(?:clients|utilisateurs)|prompt\s+systeme|ton\s+prompt|tes\s+instructions"
+            r"|instructions\s+(?:cachees|internes|secretes|systeme|initiales)|cles?\s+(?:d')?api|mot de passe\s+"
+            r"(?:admin|administrateur|de la base)",
+            r"mon|ma|mes|notre|nos",
+        ),
+    ],
+    "de": [
+        _exfiltration(
+            r"schicke?|sende|senden sie|leite|exportiere|lade|teile|kopiere|gib|zeig(?:e)?|verrate|offenbare|nenne"
+            r"|poste|veroffentliche|ubermittle|maile",
+            r"\w*kunden(?:liste|datenbank|daten|kartei|stamm)\b|kontaktdatenbank|(?:aller|der anderen|anderer)\s+"
+            r"(?:anderen\s+)?(?:kunden|nutzer|benutzer)|systemprompt|deine[nmrs]?\s+(?:anweisungen|instruktionen"
+            r"|systemanweisungen)|(?:versteckten|geheimen|internen)\s+anweisungen|api-?schlussel|passwort der"
+            r" datenbank|admin-?passwort|gesprachsverlauf anderer",
+            r"meine[nmrs]?|unsere[nmrs]?|seine[nmrs]?",
+        ),
+    ],
+    "es": [
+        _exfiltration(
+            r"envia|envie|enviad|manda|mande|reenvia|reenvie|exporta|exporte|sube|suba|comparte|comparta|copia|copie"
+            r"|pega|revela|revele|muestrame|muestra|muestre|imprime|repite|divulga|filtra|publica|dime|dame",
+            r"(?:la\s+)?lista\s+(?:completa\s+)?de\s+clientes|base\s+de\s+datos\s+de\s+(?:clientes|contactos)"
+            r"|datos\s+(?:de\s+cuenta\s+)?de\s+(?:todos\s+los|los\s+demas|otros)\s+(?:clientes|usuarios)"
+            r"|(?:de|a)\s+todos\s+los\s+(?:demas\s+)?clientes|(?:de|los)\s+(?:demas|otros)\s+(?:clientes|usuarios)"
+            r"|prompt\s+del\s+sistema|tus\s+instrucciones|instrucciones\s+(?:ocultas|internas|secretas|del sistema"
+            r"|originales)|claves?\s+(?:de\s+)?api|contrasena\s+(?:de la base|del administrador|de admin)"
+            r"|historial\s+de\s+(?:conversaciones|chats)\s+de\s+otros",
+            r"mi|mis|nuestr[oa]s?",
+        ),
+    ],
+    "pt": [
+        _exfiltration(
+            r"envie|envia|mande|manda|encaminhe|encaminha|exporte|exporta|suba|compartilhe|partilhe|copie|cole"
+            r"|revele|mostre|imprima|repita|divulgue|vaze|publique|diga-me",
+            r"(?:a\s+)?lista\s+(?:completa\s+)?de\s+clientes|base\s+de\s+(?:dados\s+de\s+)?(?:clientes|contatos"
+            r"|contactos)|dados\s+(?:de\s+conta\s+)?de\s+(?:todos\s+os|outros)\s+(?:outros\s+)?(?:clientes|usuarios)"
+            r"|de\s+todos\s+os\s+(?:outros\s+)?clientes|(?:dos|de)\s+outros\s+(?:clientes|usuarios)"
+            r"|prompt\s+(?:de|do)\s+sistema|suas\s+instrucoes|instrucoes\s+(?:ocultas|internas|secretas|do sistema"
+            r"|originais)|chaves?\s+(?:de\s+)?api|senha\s+(?:do banco|do administrador|de admin)"
+            r"|historico\s+de\s+conversas\s+de\s+outros",
+            r"minha|minhas|meu|meus|nossa|nossas|nosso|nossos",
+        ),
+    ],
+    "nl": [
+        _exfiltration(
+            r"stuur|verstuur|mail|e-mail|exporteer|upload|deel|kopieer|plak|onthul|toon|laat|print|herhaal|geef|lek"
+            r"|publiceer",
+            r"klanten(?:lijst|bestand|database)|contactendatabase|klantgegevens van|gegevens van (?:alle|andere)\s+"
+            r"(?:andere\s+)?(?:klanten|gebruikers)|van alle (?:andere )?klanten|(?:alle\s+)?andere\s+(?:klanten"
+            r"|gebruikers)|systeemprompt|je\s+(?:instructies|systeeminstructies)|verborgen\s+instructies"
+            r"|(?:interne|geheime)\s+instructies|api-?sleutel|wachtwoord van de database|beheerderswachtwoord"
+            r"|gespreksgeschiedenis van andere",
+            r"mijn|onze|ons",
+        ),
+    ],
+}
+
+# --------------------------------------------------------------------------- markup, delimiters, tool calls
+
+_SYSTEM_WORDS = r"system|systeme|sistema|systeem"
+_ROLE_TAG = [
+    # a role label opening a line or a sentence ("Operating system: Windows" is not one)
+    r"(?:^|[.!?;>\]\)}\"']\s*)(?:system|assistant|developer)\s*:\s",
+    r"<\|?(?:system|im_start|im_end)\|?>",
+    rf"<\s*/?\s*(?:{_SYSTEM_WORDS}|system_prompt|instructions?|instructies|anweisungen|instrucciones|instrucoes"
+    r"|context|admin|root|sudo|developer|assistant|user|human)\s*>",
+    rf"\[\s*/?\s*(?:{_SYSTEM_WORDS}|assistant|developer|inst|sys)\s*\]",
+    rf"(?:^|[.!?]\s+)#{{2,}}\s*(?:{_SYSTEM_WORDS}|system\w+|instructions?|instructies|anweisungen|instrucciones"
+    r"|instrucoes|assistant|new instructions|nouvelles instructions|neue anweisungen|nuevas instrucciones"
+    r"|novas instrucoes|nieuwe instructies)(?:\s+[\w-]+)?\s*(?::|$)",
+    r"```\s*(?:system|assistant|instructions?)\b",
+    rf"<!--\s*(?:assistant|{_SYSTEM_WORDS}|ai|llm|model|instructions?|note to)\b",
+]
+_DELIMITER = [
+    # our delimiter's name in any brackets (look-alikes of "<" included), and other models' markers
+    r"retrieved_memory\b|<\|[a-z_]+\|>|\[/?inst\]|<</?sys>>",
+    r"(?:[-=#*\[<]{2,}\s*)(?:end|fin|ende|einde|fim)\s+(?:[\w']+\s+){0,2}?(?:memory|memoire|memoria|speichers?"
+    r"|geheugens?|context|contexte|kontext|contexto|system ?prompt|instructions|prompt)\b",
+    r"\b(?:end|fin|ende|einde|fim)\s+(?:[\w']+\s+){0,2}?(?:memory|memoire|memoria|speichers?|geheugens?|context"
+    r"|contexte|kontext|contexto|system ?prompt|instructions|prompt)\s*[-=#*\]>]{2,}",
+    r"\bbegin\s+(?:system\s+prompt|new\s+instructions)\b",
+]
+_TOOL_NAME = (
+    r"(?:issue|grant|apply|delete|update|send|close|create|cancel|refund|transfer|set|add|remove|approve|change"
+    r"|modify|reset|escalate|get|fetch|export|execute|run|call|make|post|write|submit|process|waive|credit|upgrade"
+    r"|downgrade|unlock|disable|enable|lookup|search|query|list)_[a-z_]+"
+)
+_TOOL_WORDS = (
+    r"tools?|functions?|fonction|outil|funktion|werkzeug|tool|funcion|herramienta|funcao|ferramenta|functie"
+)
+_TOOL_CALL = [
+    r"\"?(?:tool_calls?|function_call|tool_use)\"?\s*[:=]|<\s*/?\s*(?:tool_call|tool_use|function_calls?|invoke)\b"
+    r"|\bcall_tool\s*\(|\bfunctions\.\w+\s*\(",
+    r"\"name\"\s*:\s*\"[\w.-]+\"\s*,\s*\"(?:arguments|parameters|args|input)\"\s*:",
+    r"\baction\s*:\s*\w+\s*\n\s*action input\s*:|\baction input\s*:",
+    rf"\b{_TOOL_NAME}\s*\(",
+    rf"\b(?:{_TOOL_WORDS})\s+[`'\"]?{_TOOL_NAME}|\b{_TOOL_NAME}[`'\"]?\s+(?:{_TOOL_WORDS})\b",
+    r"\b(?:call|invoke|run|execute|trigger|use|appelle[rz]?|execute[rz]?|lance[rz]?|utilise[rz]?|rufe|fuhre|starte"
+    r"|nutze|verwende|llama|ejecuta|lanza|usa|chame|rode|roep|voer|gebruik)\s+(?:[\w'-]+\s+){0,3}?[`'\"]?"
+    rf"{_TOOL_NAME}\b",
+]
+
+
+def _compile(table: dict[str, list[str]] | list[str]) -> re.Pattern[str]:
+    patterns = [p for ps in table.values() for p in ps] if isinstance(table, dict) else table
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.MULTILINE)
+
+
+# Signal names are recorded in a quarantined memory's reasons ("untrusted_instruction:<signals>").
+SIGNALS: list[tuple[str, re.Pattern[str]]] = [
+    ("override_instructions", _compile(_OVERRIDE)),
+    ("role_override", _compile(_ROLE_OVERRIDE)),
+    ("directive_to_model", _compile(_DIRECTIVE)),
+    ("exfiltration", _compile(_EXFILTRATION)),
+    ("role_tag", _compile(_ROLE_TAG)),
+    ("delimiter", _compile(_DELIMITER)),
+    ("tool_call", _compile(_TOOL_CALL)),
+]
