@@ -4,7 +4,7 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 export UV_LINK_MODE ?= copy
 
-.PHONY: install serve test lint typecheck synth deploy bench clean
+.PHONY: install serve test lint typecheck synth deploy bench clean eval
 
 .PHONY: uv install-runtime
 uv:
@@ -24,6 +24,11 @@ serve: install-runtime
 
 test: install
 	$(UV) run --frozen pytest
+
+# The quality gate: extraction and retrieval benchmarks on their small fixed sets, each figure
+# against its threshold (docs/evaluation.md). Deterministic, no timing; exit 1 on a drop.
+eval: install
+	$(UV) run --frozen python -m memory_bench.eval_gate
 
 lint: install
 	$(UV) run --frozen ruff check .
