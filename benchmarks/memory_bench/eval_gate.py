@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -110,8 +111,10 @@ def extraction_checks() -> list[dict[str, Any]]:
 
 def retrieval_checks(data: Path = RETRIEVAL_DATA) -> list[dict[str, Any]]:
     """The fixed retrieval set through the write gateway and the broker, against its thresholds."""
+    from agent_memory.observability import logger
     from memory_bench.longmemeval import run
 
+    logger.setLevel(logging.WARNING)  # one decision line per write would bury the checks
     with tempfile.TemporaryDirectory(prefix="memory-eval-") as data_dir:
         report = run(str(data), data_dir=data_dir)
     return [
