@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from agent_memory.services.retrieval import CONTESTED_NOTE
+from agent_memory.domain.context import CONTESTED_NOTE
 
 pytestmark = pytest.mark.e2e
 TENANT = "contest"

@@ -1,4 +1,4 @@
-"""Does a memory contradict the live value of its slot? (services.retrieval.contradicts)
+"""Does a memory contradict the live value of its slot? (domain.freshness.contradicts)
 
 When in doubt it says yes: the memory is then withheld and flagged, while the live value is shown
 anyway. The one known miss runs the other way: a text that names the live value among others."""
@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_memory.domain.enums import Authority, MemoryType
+from agent_memory.domain.freshness import contradicts
 from agent_memory.domain.records import RetrievedMemory, Source
-from agent_memory.services.retrieval import contradicts
 
 
 def mem(content, value=None):

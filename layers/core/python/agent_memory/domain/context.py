@@ -4,9 +4,15 @@ within a token budget that is never exceeded (POLICY.md, Retrieval)."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
 
+from agent_memory.domain.enums import MemoryType
+from agent_memory.domain.ranking import Candidate
+from agent_memory.domain.records import MemoryRecord, RetrievedMemory
 from agent_memory.domain.screening import visible_text
 from agent_memory.domain.tokens import count_tokens
 
@@ -147,3 +153,143 @@ def _exact_cost(lines: list[ContextLine], headings_used: set[str]) -> int:
             cost += count_tokens(HEADINGS[line.section]) + 1
             headings_used.add(line.section)
     return cost
+
+
+# -- the lines and views of one retrieval -------------------------------------------------------
+
+
+class TicketReading(Protocol):
+    """A ticket's live state (ports.system_of_record.TicketState)."""
+
+    @property
+    def ticket_id(self) -> str: ...
+    @property
+    def status(self) -> str | None: ...
+    @property
+    def priority(self) -> str | None: ...
+    @property
+    def owner(self) -> str | None: ...
+    @property
+    def updated_at(self) -> datetime | None: ...
+
+
+class LiveValueReading(Protocol):
+    """A live account value (ports.system_of_record.LiveValue)."""
+
+    @property
+    def field(self) -> str: ...
+    @property
+    def value(self) -> Any: ...
+    @property
+    def as_of(self) -> datetime | None: ...
+
+
+class WorkingValue(Protocol):
+    """A session's working value (ports.store.WorkingItem)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def value(self) -> Any: ...
+    @property
+    def expires_at(self) -> datetime: ...
+
+
+def render_reusable(r: MemoryRecord) -> str:
+    """A line for another customer's resolution: what was done and how it ended, no identities."""
+    return (
+        f"- [{r.id}] {escape_text(r.content)} (reusable {r.type.value}; authority: {r.authority.value}; "
+        f"effective {_date(r.effective_at)})"
+    )
+
+
+def _date(dt: datetime | None) -> str:
+    return dt.date().isoformat() if dt else "unknown"
+
+
+CONTESTED_NOTE = "; contested: a lower-authority source disagrees, awaiting review"
+
+
+def render_memory(r: RetrievedMemory, *, contested: bool = False, needs_revalidation: bool = False) -> str:
+    """One memory's context line; a contested one still served says so (seed 002), and one due for
+    revalidation says that too."""
+    src = r.source
+    origin = " ".join(escape_text(x) for x in (src.system, src.reference) if x)
+    source = f"{src.kind.value}{' ' + origin if origin else ''}"
+    kind = r.type.value
+    if r.type is MemoryType.COMMITMENT:
+        kind += "".join(f" {k} {escape_text(str(v))}" for k, v in commitment_view(r).items() if v is not None)
+    line = (
+        f"- [{r.id}] {escape_text(r.content)} (source: {source}; authority: {r.authority.value}; "
+        f"{kind}; effective {_date(r.effective_at)}{CONTESTED_NOTE if contested else ''})"
+    )
+    return mark_needs_revalidation(line) if needs_revalidation else line
+
+
+def commitment_view(r: RetrievedMemory) -> dict[str, Any]:
+    """A follow-up's state for the agent: open or closed (and how), its owner and due date."""
+    v = r.value
+    return {k: v.get(k) for k in ("state", "outcome", "owner", "due")}
+
+
+LIVE_TEXT_CHARS = 200  # a live value or ticket field as shown: the budget must always hold them
+LIVE_UNAVAILABLE_LINE = (
+    "- live account values could not be checked now: account facts below are as last recorded, unconfirmed"
+)
+TICKET_UNAVAILABLE_LINE = "- the ticket's live state could not be read now"
+TICKET_NOT_FOUND_LINE = "- the ticket asked about was not found for this customer"
+
+
+def _live_text(value: Any) -> str:
+    text = "unknown" if value is None else str(value)
+    return escape_text(text if len(text) <= LIVE_TEXT_CHARS else text[: LIVE_TEXT_CHARS - 1] + "…")
+
+
+def render_ticket(t: TicketReading) -> str:
+    when = t.updated_at.isoformat() if t.updated_at else "unknown"
+    return (
+        f"- ticket {_live_text(t.ticket_id)}: status={_live_text(t.status)} priority={_live_text(t.priority or '-')}"
+        f" owner={_live_text(t.owner or '-')} last_update={when}"
+    )
+
+
+def render_working(w: WorkingValue) -> str:
+    """A working value as data: key and compact JSON on one escaped line, with its expiry."""
+    value = json.dumps(w.value, ensure_ascii=False, separators=(",", ":"))
+    return (
+        f"- {escape_text(w.key)} = {escape_text(value)} "
+        f"(working memory of this session; expires {w.expires_at.isoformat(timespec='seconds')})"
+    )
+
+
+def working_view(w: WorkingValue) -> dict[str, Any]:
+    return {"key": w.key, "value": w.value, "expires_at": w.expires_at.isoformat()}
+
+
+def render_live(lv: LiveValueReading) -> str:
+    when = lv.as_of.isoformat() if lv.as_of else "unknown"
+    return f"- {_live_text(lv.field)} = {_live_text(lv.value)} (as of {when})"
+
+
+def memory_view(c: Candidate, r: RetrievedMemory, section: str) -> dict[str, Any]:
+    """A memory as the retrieval response lists it (its context line carries the same facts)."""
+    view: dict[str, Any] = {
+        "id": r.id,
+        "type": r.type.value,
+        "category": r.category,
+        "slot": r.slot,
+        "content": r.content,
+        "section": section,
+        "similarity": round(c.dense, 4) if c.dense is not None else None,
+        "score": round(c.score, 4),
+        "authority": r.authority.value,
+        "verified": r.verified,
+        "confidence": r.confidence,
+        "effective_at": r.effective_at.isoformat(),
+        "expires_at": r.expires_at.isoformat() if r.expires_at else None,
+        "source": r.source.model_dump(mode="json", exclude_none=True),
+        "session_id": r.session_id,
+    }
+    if r.type is MemoryType.COMMITMENT:
+        view["commitment"] = commitment_view(r)
+    return view

@@ -1,47 +1,37 @@
 """The retrieval broker: authorize -> scope in SQL -> hybrid candidates -> floor
 -> rank -> freshness gate against the system of record -> one version per slot
--> token-budgeted context inside untrusted-data delimiters -> access log."""
+-> token-budgeted context inside untrusted-data delimiters -> access log.
+
+The pieces it orchestrates live apart: ranking in domain/ranking.py, the freshness gate's
+judgement in domain/freshness.py, context lines and their budget in domain/context.py."""
 
 from __future__ import annotations
 
-import contextvars
-import json
-import math
-import re
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from agent_memory.domain.context import (
     SECTIONS,
     ContextLine,
     assemble,
-    escape_text,
-    mark_needs_revalidation,
-    minimum_tokens,
+    memory_view,
+    render_memory,
+    render_reusable,
+    render_working,
+    working_view,
 )
-from agent_memory.domain.enums import Authority, EventType, MemoryType, Role
+from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
-from agent_memory.domain.ids import ID_MAX_LENGTH, ID_PATTERN, SubjectId
-from agent_memory.domain.memory_types import TYPE_SPECS
+from agent_memory.domain.freshness import FreshnessDecisions, FreshnessGate
 from agent_memory.domain.policy import PolicyProfile
-from agent_memory.domain.ranking import (
-    Candidate,
-    is_relevant,
-    rank_candidates,
-    similarity_floor,
-    topical_query,
-)
+from agent_memory.domain.ranking import Candidate, rank_candidates, similarity_floor, topical_query
 from agent_memory.domain.records import MemoryRecord, Principal, RetrievedMemory, utcnow
-from agent_memory.domain.sanitize import MaskedText
-from agent_memory.domain.screening import screen_for_instructions
+from agent_memory.domain.selection import in_budget_order, named_slots, select
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import (
@@ -52,104 +42,67 @@ from agent_memory.ports.store import (
     TenantSession,
     WorkingItem,
 )
-from agent_memory.ports.system_of_record import (
-    LiveValue,
-    SystemOfRecord,
-    SystemOfRecordUnavailable,
-    TicketState,
-)
+from agent_memory.ports.system_of_record import SystemOfRecord
 from agent_memory.services.authorization import require_read
+from agent_memory.services.live_state import LiveState, live_views, pinned_lines, read_live_state
 from agent_memory.services.policies import PolicyRegistry
+from agent_memory.services.retrieval_models import (
+    MAX_TOP_K,
+    TENANT_WIDE,
+    ResolutionSearch,
+    ResolutionSearchRequest,
+    Retrieval,
+    RetrieveRequest,
+)
+
+__all__ = [
+    "CANDIDATES_PER_SIGNAL",
+    "MAX_QUERY_CHARS",
+    "MAX_TOP_K",
+    "VERIFIED_FACTS_CAP",
+    "ResolutionSearch",
+    "ResolutionSearchRequest",
+    "Retrieval",
+    "RetrievalBroker",
+    "RetrieveRequest",
+]
 
 MAX_QUERY_CHARS = 8000
-# The ticket is asked while the account values are: threads, since both adapters block on I/O.
-_SOR_CALLS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="system-of-record")
-MAX_TOP_K = 50
-SlotName = Annotated[str, StringConstraints(max_length=128, pattern=r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")]
 CANDIDATES_PER_SIGNAL = 50
 VERIFIED_FACTS_CAP = 20
 
 
-class RetrieveRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    subject_id: SubjectId
-    query: str = Field(default="", max_length=200_000)
-    ticket_id: MaskedText | None = Field(
-        default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$"
-    )
-    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
-    max_tokens: int | None = Field(default=None, ge=1, le=200_000)
-    types: list[MemoryType] | None = Field(default=None, max_length=len(MemoryType))
-    session_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=ID_MAX_LENGTH,
-        pattern=ID_PATTERN,
-        description="the open session: its live working values come back as section `working`",
-    )
-    slots: list[SlotName] | None = Field(
-        default=None,
-        max_length=20,
-        description="slots asked for by name: their memories are returned even below the relevance floor",
-    )
+@dataclass(frozen=True)
+class _Ranking:
+    ranked: list[Candidate]
+    row_of: dict[str, RetrievalRow]
+    owned: dict[str, str]  # memory id -> the system-of-record field its slot maps to
+    candidates: int
 
 
-class ResolutionSearchRequest(BaseModel):
-    """Tenant-wide search of reusable knowledge: resolutions and tenant-scoped memories."""
+@dataclass(frozen=True)
+class _Turn:
+    """One retrieval: who asks what, within which limits, and what the store found for it."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(max_length=200_000)
-    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
-    subject_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=ID_MAX_LENGTH,
-        pattern=ID_PATTERN,
-        description="the customer being served (access log only)",
-    )
-    max_tokens: int | None = Field(default=None, ge=1, le=200_000)
-
-
-TENANT_WIDE = "tenant"  # the access log's subject for a tenant-wide search with no subject named
-
-
-@dataclass
-class Retrieval:
-    subject_id: str
-    context: str
-    memories: list[dict[str, Any]]
-    live: list[dict[str, Any]]
-    excluded: dict[str, int]
-    tokens: int
+    principal: Principal
+    request: RetrieveRequest
+    top_k: int
     max_tokens: int
-    live_unavailable: bool = False
-    ticket_unavailable: bool = False
-    ticket_not_found: bool = False
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    candidates: int = 0
-    working: list[dict[str, Any]] | None = None  # the session's working values shown (session_id given)
+    ranking: _Ranking
+    working: Sequence[WorkingItem]
 
-    def public_view(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "subject_id": self.subject_id,
-            "context": self.context,
-            "memories": self.memories,
-            "live": self.live,
-            "excluded": self.excluded,
-            "tokens": self.tokens,
-            "max_tokens": self.max_tokens,
-        }
-        if self.live_unavailable:
-            out["live_unavailable"] = True
-        if self.ticket_unavailable:
-            out["ticket_unavailable"] = True
-        if self.ticket_not_found:
-            out["ticket_not_found"] = True
-        if self.working is not None:
-            out["working"] = self.working
-        return out
+    @property
+    def asks_system_of_record(self) -> bool:
+        """A candidate sits in a slot the system of record owns, or a ticket is named."""
+        return bool(self.ranking.owned or self.request.ticket_id)
+
+
+@dataclass(frozen=True)
+class _Composed:
+    """A composed answer, and what its freshness gate decided for the store to record."""
+
+    retrieval: Retrieval
+    decisions: FreshnessDecisions
 
 
 class RetrievalBroker:
@@ -170,6 +123,8 @@ class RetrievalBroker:
     def retrieve(
         self, principal: Principal, request: RetrieveRequest, *, query_embedding: np.ndarray | None = None
     ) -> Retrieval:
+        """The memories of one subject for one query, composed into a context within the token
+        budget, with the live values they yield to; the access event is written before it answers."""
         require_read(principal, Role.AGENT)
         _check_query(request.query)
         policy = self.policies.for_tenant(principal.tenant_id)
@@ -203,30 +158,19 @@ class RetrievalBroker:
                 if request.session_id
                 else []
             )
-            ranking = self._rank(rows, policy, top_k, now)
-            if not (ranking.owned or request.ticket_id):  # nothing to ask the system of record
-                result = self._compose(
-                    principal, request, policy, ranking, top_k, max_tokens, _Live(), working=working
-                )
-                _decisions(result)  # none: no memory in a slot the system of record owns
-                self._log_access(reader, principal, request, result)
-        if ranking.owned or request.ticket_id:
+            turn = _Turn(principal, request, top_k, max_tokens, self._rank(rows, policy, top_k, now), working)
+            if not turn.asks_system_of_record:  # nothing to decide: the access event on this connection
+                result = self._answer(turn, LiveState(), reader)
+        if turn.asks_system_of_record:
             # The system of record is called with no connection held: a slow answer holds no
             # database connection, and the local adapter's own connection can never wait on ours.
-            live = self._live(principal, request, ranking)
-            result = self._compose(
-                principal, request, policy, ranking, top_k, max_tokens, live, working=working
+            live = read_live_state(
+                self.sor, principal, request.subject_id, request.ticket_id, set(turn.ranking.owned.values())
             )
-            with self.store.tenant(principal.tenant_id, reuse_plans=True) as session:
-                self._record(session, principal, request, result)
+            result = self._answer(turn, live, None)
         timings["total"] = (time.perf_counter() - t0) * 1000
-        return Retrieval(
-            subject_id=request.subject_id,
-            max_tokens=max_tokens,
-            timings_ms=timings,
-            candidates=ranking.candidates,
-            **result,
-        )
+        result.timings_ms = timings
+        return result
 
     def search_resolutions(
         self,
@@ -234,7 +178,7 @@ class RetrievalBroker:
         request: ResolutionSearchRequest,
         *,
         query_embedding: np.ndarray | None = None,
-    ) -> dict[str, Any]:
+    ) -> ResolutionSearch:
         """Reusable resolutions across the tenant's subjects, nearest first (HNSW, iterative scan).
         Another customer's identity never travels with a hit: no subject, session or ticket ids."""
         require_read(principal, Role.AGENT)
@@ -261,21 +205,6 @@ class RetrievalBroker:
             lines = [ContextLine(r.id, "relevant", render_reusable(r)) for r, _ in hits]
             assembled = assemble(context_subject, [], lines, max_tokens)
             kept = set(assembled.included)
-            results = [
-                {
-                    "id": r.id,
-                    "type": r.type.value,
-                    "category": r.category,
-                    "content": r.content,
-                    "similarity": round(sim, 4),
-                    "authority": r.authority.value,
-                    "confidence": r.confidence,
-                    "effective_at": r.effective_at.isoformat(),
-                    "source_kind": r.source.kind.value,
-                }
-                for r, sim in hits
-                if r.id in kept
-            ]
             session.log_retrieval(
                 subject_id=context_subject,
                 actor=principal.sub,
@@ -283,132 +212,78 @@ class RetrievalBroker:
                 payload={"search": "tenant_wide", "tokens": assembled.tokens},
             )
         return {
-            "resolutions": results,
+            "resolutions": [_resolution_view(r, sim) for r, sim in hits if r.id in kept],
             "context": assembled.text,
             "tokens": assembled.tokens,
             "max_tokens": max_tokens,
         }
 
-    @classmethod
-    def _record(
-        cls, session: TenantSession, principal: Principal, request: RetrieveRequest, result: dict[str, Any]
-    ) -> None:
-        """What a retrieval that checked the system of record writes, in one transaction: memories
-        found contradicting a live value are flagged, flagged ones found agreeing again are cleared
-        (an event for each change), and the access event with the ids returned."""
-        stale, agreeing, read_at = _decisions(result)
-        newly_flagged, cleared = (
-            session.revalidate(sorted(stale), sorted(agreeing), read_at)
-            if read_at is not None and (stale or agreeing)
-            else ([], [])
-        )
-        changed = [
-            (mid, stale[mid], True, "needs_revalidation_contradicts_live_value") for mid in newly_flagged
-        ] + [(mid, agreeing[mid], False, "revalidated_agrees_with_live_value") for mid in cleared]
-        if changed:
-            session.append_events(
-                [
-                    NewEvent(
-                        EventType.UPDATED.value,
-                        principal.sub,
-                        mid,
-                        request.subject_id,
-                        reason,
-                        {"needs_revalidation": flagged, "field": field_name},
-                    )
-                    for mid, field_name, flagged, reason in sorted(changed)
-                ]
-            )
-        cls._log_access(session, principal, request, result)
+    # -- one answer: compose it, then record it ---------------------------------------------
+    def _answer(self, turn: _Turn, live: LiveState, reader: RetrievalReader | None) -> Retrieval:
+        """Compose the answer, then write what it decided and the access event. With the reader
+        still open (the system of record was not asked, so nothing was decided) the access event
+        is its one statement; otherwise everything is written in one tenant transaction."""
+        composed = self._compose(turn, live)
+        if reader is not None:
+            _log_access(reader, turn, composed.retrieval)
+        else:
+            with self.store.tenant(turn.principal.tenant_id, reuse_plans=True) as session:
+                _record(session, turn, composed)
+        return composed.retrieval
 
-    @staticmethod
-    def _log_access(
-        session: RetrievalReader, principal: Principal, request: RetrieveRequest, result: dict[str, Any]
-    ) -> None:
-        """The access event: who retrieved which memories of whom, and what was left out (ids and
-        counts, never content). The retrieval answers only once it is written."""
-        session.log_retrieval(
+    def _compose(self, turn: _Turn, live: LiveState) -> _Composed:
+        """Select within top_k behind the freshness gate, then fill the token budget: the live
+        values and notes pinned above the session's working values and the memories."""
+        request, ranking = turn.request, turn.ranking
+        gate = FreshnessGate(ranking.owned, live.values)
+        shown = _Shown(ranking.row_of, gate)
+        chosen = select(
+            ranking.ranked,
+            similarity_floor(self.embedder.name),
+            turn.top_k,
+            VERIFIED_FACTS_CAP,
+            shown.exclusion,
+            named_slots(request.slots, request.query),
+        )
+        excluded = dict(chosen.excluded)
+        if live.withheld:
+            _count(excluded, "live_value_withheld", len(live.withheld))
+        pinned, floor_tokens = pinned_lines(request.subject_id, live, turn.max_tokens)
+        ordered = in_budget_order(chosen.buckets, ranking.ranked)
+        # The session's working values come first for the budget (its own current state, bounded by
+        # the policy), and count in the budget, never in top_k.
+        lines = [ContextLine(f"working:{w.key}", "working", render_working(w)) for w in turn.working]
+        lines += [ContextLine(c.record.id, section, shown.line(c)) for c, section in ordered]
+        assembled = assemble(request.subject_id, pinned, lines, turn.max_tokens, pinned_tokens=floor_tokens)
+        if assembled.dropped:
+            _count(excluded, "budget", len(assembled.dropped))
+        kept = set(assembled.included)
+        section_order = {name: i for i, name in enumerate(SECTIONS)}
+        memories = sorted(
+            (shown.view(c, section) for c, section in ordered if c.record.id in kept),
+            key=lambda m: section_order[m["section"]],
+        )
+        retrieval = Retrieval(
             subject_id=request.subject_id,
-            actor=principal.sub,
-            memory_ids=[m["id"] for m in result["memories"]],
-            payload={
-                "excluded": result["excluded"],
-                "ticket_id": request.ticket_id,
-                "live_unavailable": result["live_unavailable"],
-                "ticket_unavailable": result["ticket_unavailable"],
-                "ticket_not_found": result["ticket_not_found"],
-                "tokens": result["tokens"],
-                **(
-                    {"session_id": request.session_id, "working_items": len(result["working"] or [])}
-                    if request.session_id
-                    else {}
-                ),
-            },
+            context=assembled.text,
+            memories=memories,
+            live=live_views(live, gate.overrides),
+            excluded=excluded,
+            tokens=assembled.tokens,
+            max_tokens=turn.max_tokens,
+            live_unavailable=live.account_unavailable,
+            ticket_unavailable=live.ticket_unavailable,
+            ticket_not_found=live.ticket_not_found,
+            candidates=ranking.candidates,
+            working=(
+                [working_view(w) for w in turn.working if f"working:{w.key}" in kept]
+                if request.session_id
+                else None
+            ),
         )
+        return _Composed(retrieval, gate.decisions())
 
-    def _live(self, principal: Principal, request: RetrieveRequest, ranking: _Ranking) -> _Live:
-        """Live values for the slots the caller's candidates occupy, and the ticket, each asked on
-        its own and at the same time: one failing never costs the other, and an outage costs one
-        timeout, not two."""
-        live = _Live()
-        if principal.subjects is not None and request.subject_id not in principal.subjects:
-            # A token bound to other subjects learns of this one what it would of an unknown
-            # subject: no live values, no ticket. Checked here, above every adapter and its cache.
-            live.ticket_not_found = bool(request.ticket_id)
-            return live
-        fields = set(ranking.owned.values())
-        ticket_call = (
-            _SOR_CALLS.submit(
-                contextvars.copy_context().run,  # the caller (and its binding) follow the call
-                self.sor.ticket,
-                principal.tenant_id,
-                request.subject_id,
-                request.ticket_id,
-            )
-            if request.ticket_id and fields
-            else None
-        )
-        if fields:
-            try:
-                values = self.sor.account_values(principal.tenant_id, request.subject_id)
-            except SystemOfRecordUnavailable as exc:
-                live.account_unavailable = True
-                logger.warning("system of record unavailable", extra={"part": "account", "error": str(exc)})
-            else:
-                # Only the fields of memories the caller may see: the rest of the account is not
-                # theirs to read (clearance), and a field with no value asserts nothing.
-                for f in sorted(fields):
-                    lv = values.get(f)
-                    if lv is None or lv.value is None or (isinstance(lv.value, str) and not lv.value.strip()):
-                        continue
-                    if screen_for_instructions(str(lv.value)).flagged:
-                        live.withheld.append(f)
-                        continue
-                    live.values[f] = lv
-                if live.withheld:
-                    logger.warning("instruction-like live values withheld", extra={"fields": live.withheld})
-        if request.ticket_id:
-            try:
-                ticket = (
-                    ticket_call.result()
-                    if ticket_call is not None
-                    else self.sor.ticket(principal.tenant_id, request.subject_id, request.ticket_id)
-                )
-            except SystemOfRecordUnavailable as exc:
-                live.ticket_unavailable = True
-                logger.warning("system of record unavailable", extra={"part": "ticket", "error": str(exc)})
-            else:
-                if ticket is None:
-                    live.ticket_not_found = True  # an answer, not an outage: none for this customer
-                elif screen_for_instructions(
-                    " ".join(x for x in (ticket.status, ticket.priority, ticket.owner) if x)
-                ).flagged:
-                    live.ticket_unavailable = True
-                    logger.warning("instruction-like ticket state withheld")
-                else:  # shown under the id the caller asked for, whatever the answer called it
-                    live.ticket = replace(ticket, ticket_id=request.ticket_id)
-        return live
-
+    # -- the query and its candidates --------------------------------------------------------
     def _embed(self, query: str) -> np.ndarray | None:
         try:
             return self.embedder.embed([query])[0]
@@ -444,269 +319,113 @@ class RetrievalBroker:
         }
         return _Ranking(ranked, row_of, owned, len(rows))
 
-    def _compose(
-        self,
-        principal: Principal,
-        request: RetrieveRequest,
-        policy: PolicyProfile,
-        ranking: _Ranking,
-        top_k: int,
-        max_tokens: int,
-        live: _Live,
-        *,
-        working: Sequence[WorkingItem] = (),
-    ) -> dict[str, Any]:
-        excluded: dict[str, int] = {}
 
-        def exclude(reason: str, n: int = 1) -> None:
-            excluded[reason] = excluded.get(reason, 0) + n
-
-        ranked, row_of = ranking.ranked, ranking.row_of
-        floor = similarity_floor(self.embedder.name)
-        shown_of: dict[str, RetrievedMemory] = {}
-
-        def shown(c: Candidate) -> RetrievedMemory:
-            """What is shown of a candidate, read once it may be returned (parsing it for every
-            candidate cost more than ranking them)."""
-            memory_id = c.record.id
-            if memory_id not in shown_of:
-                shown_of[memory_id] = row_of[memory_id].memory()
-            return shown_of[memory_id]
-
-        # Freshness gate: memories in slots the system of record owns yield to the live value.
-        overrides: dict[str, list[str]] = {}
-        stale_fields: dict[str, str] = {}
-        revalidated: dict[str, str] = {}
-
-        def stale(c: Candidate) -> str | None:
-            slot_field = ranking.owned.get(c.record.id)
-            if slot_field is None:
-                return None
-            lv = live.values.get(slot_field)
-            if lv is not None:
-                if contradicts(shown(c), slot_field, lv.value):
-                    overrides.setdefault(lv.field, []).append(c.record.id)
-                    stale_fields[c.record.id] = slot_field
-                    return "stale_vs_live"
-                if row_of[c.record.id].needs_revalidation:
-                    revalidated[c.record.id] = slot_field
-                return None
-            # No live value confirms it (an outage, a withheld or missing value): a memory known to
-            # have contradicted the system of record stays out.
-            if row_of[c.record.id].needs_revalidation:
-                return "needs_revalidation"
-            return None
-
-        chosen = _select(ranked, floor, top_k, VERIFIED_FACTS_CAP, stale, _named_slots(request))
-        for reason, n in chosen.excluded.items():
-            exclude(reason, n)
-        if live.withheld:
-            exclude("live_value_withheld", len(live.withheld))
-        verified, relevant, supporting, unverified = chosen.buckets
-
-        pinned: list[ContextLine] = []
-        if live.ticket is not None:
-            pinned.append(ContextLine("ticket", "ticket", render_ticket(live.ticket), pinned=True))
-        for f, lv in sorted(live.values.items()):
-            pinned.append(ContextLine(f"live:{f}", "live", render_live(lv), pinned=True))
-        # Notes on what could not be read: shown when the budget allows, never the reason to refuse
-        # a budget that holds the context itself.
-        notes: list[ContextLine] = []
-        if live.ticket_unavailable:
-            notes.append(ContextLine("ticket:note", "ticket", TICKET_UNAVAILABLE_LINE, pinned=True))
-        elif live.ticket_not_found:
-            notes.append(ContextLine("ticket:note", "ticket", TICKET_NOT_FOUND_LINE, pinned=True))
-        if live.account_unavailable or live.withheld:
-            notes.append(ContextLine("live:note", "live", LIVE_UNAVAILABLE_LINE, pinned=True))
-        for note in sorted(notes, key=lambda n: n.section != "live"):  # the account note matters most
-            if minimum_tokens(request.subject_id, [*pinned, note]) <= max_tokens:
-                pinned.append(note)
-        floor_tokens = minimum_tokens(request.subject_id, pinned)
-        if floor_tokens > max_tokens:
-            raise InvalidRequest(
-                f"max_tokens {max_tokens} is below the mandatory context ({floor_tokens} tokens: delimiters"
-                + (", live ticket state" if live.ticket else "")
-                + (", live account values" if live.values else "")
-                + ")",
-                field="max_tokens",
-            )
-        # Priority for the budget: verified facts, then the rest by score; rendering keeps section order.
-        sectioned = [(c, "verified_facts") for c in verified]
-        rest = (
-            [(c, "relevant") for c in relevant]
-            + [(c, "supporting") for c in supporting]
-            + [(c, "unverified") for c in unverified]
+def _record(session: TenantSession, turn: _Turn, composed: _Composed) -> None:
+    """What a retrieval that checked the system of record writes, in one transaction: memories
+    found contradicting a live value are flagged, flagged ones found agreeing again are cleared
+    (an event for each change), and the access event with the ids returned."""
+    decided = composed.decisions
+    stale, agreeing, read_at = decided.contradicting, decided.agreeing, decided.read_at
+    newly_flagged, cleared = (
+        session.revalidate(sorted(stale), sorted(agreeing), read_at)
+        if read_at is not None and (stale or agreeing)
+        else ([], [])
+    )
+    changed = [
+        (mid, stale[mid], True, "needs_revalidation_contradicts_live_value") for mid in newly_flagged
+    ] + [(mid, agreeing[mid], False, "revalidated_agrees_with_live_value") for mid in cleared]
+    if changed:
+        session.append_events(
+            [
+                NewEvent(
+                    EventType.UPDATED.value,
+                    turn.principal.sub,
+                    mid,
+                    turn.request.subject_id,
+                    reason,
+                    {"needs_revalidation": flagged, "field": field_name},
+                )
+                for mid, field_name, flagged, reason in sorted(changed)
+            ]
         )
-        # Rank order, not score: the newest-version reorder may leave a moved memory tied in score.
-        position = {id(c): i for i, c in enumerate(ranked)}
-        rest.sort(key=lambda cs: position[id(cs[0])])
-        ordered = sectioned + rest
+    _log_access(session, turn, composed.retrieval)
 
-        def due(c: Candidate) -> bool:
-            """Flagged needs_revalidation (by age, or by a contradiction the live value, when read
-            now, no longer shows) and not being cleared by this retrieval."""
-            return row_of[c.record.id].needs_revalidation and c.record.id not in revalidated
 
-        lines = [
-            ContextLine(
-                c.record.id,
-                section,
-                _marked(render_memory(shown(c), contested=row_of[c.record.id].contested), due(c)),
-            )
-            for c, section in ordered
-        ]
-        # The session's working values come first for the budget (its own current state, bounded by
-        # the policy), and count in the budget, never in top_k.
-        working_lines = [ContextLine(f"working:{w.key}", "working", render_working(w)) for w in working]
-        assembled = assemble(
-            request.subject_id, pinned, [*working_lines, *lines], max_tokens, pinned_tokens=floor_tokens
-        )
-        if assembled.dropped:
-            exclude("budget", len(assembled.dropped))
-        kept = set(assembled.included)
-        memories = [
-            {
-                **memory_view(c, shown(c), section),
-                "contested": row_of[c.record.id].contested,
-                "needs_revalidation": due(c),
-            }
-            for c, section in ordered
-            if c.record.id in kept
-        ]
-        section_order = {name: i for i, name in enumerate(SECTIONS)}
-        memories.sort(key=lambda m: section_order[m["section"]])
-        live_view = [
-            {
-                "field": lv.field,
-                "value": lv.value,
-                "as_of": lv.as_of.isoformat() if lv.as_of else None,
-                "overrides": overrides.get(f, []),
-            }
-            for f, lv in sorted(live.values.items())
-        ]
-        return {
-            "context": assembled.text,
-            "tokens": assembled.tokens,
-            "memories": memories,
-            "live": live_view,
-            "working": (
-                [working_view(w) for w in working if f"working:{w.key}" in kept]
+def _log_access(session: RetrievalReader, turn: _Turn, result: Retrieval) -> None:
+    """The access event: who retrieved which memories of whom, and what was left out (ids and
+    counts, never content). The retrieval answers only once it is written."""
+    request = turn.request
+    session.log_retrieval(
+        subject_id=request.subject_id,
+        actor=turn.principal.sub,
+        memory_ids=[m["id"] for m in result.memories],
+        payload={
+            "excluded": result.excluded,
+            "ticket_id": request.ticket_id,
+            "live_unavailable": result.live_unavailable,
+            "ticket_unavailable": result.ticket_unavailable,
+            "ticket_not_found": result.ticket_not_found,
+            "tokens": result.tokens,
+            **(
+                {"session_id": request.session_id, "working_items": len(result.working or [])}
                 if request.session_id
-                else None
+                else {}
             ),
-            "excluded": excluded,
-            "live_unavailable": live.account_unavailable,
-            "ticket_unavailable": live.ticket_unavailable,
-            "ticket_not_found": live.ticket_not_found,
-            "stale": stale_fields,
-            "revalidated": revalidated,
-            "live_read_at": live.read_at(),
-        }
+        },
+    )
 
 
-@dataclass
-class _Ranking:
-    ranked: list[Candidate]
-    row_of: dict[str, RetrievalRow]
-    owned: dict[str, str]  # memory id -> the system-of-record field its slot maps to
-    candidates: int
+class _Shown:
+    """What is shown of the chosen candidates: each one's memory, read once it may be returned
+    (parsing it for every candidate cost more than ranking them), its context line and its view."""
+
+    def __init__(self, row_of: dict[str, RetrievalRow], gate: FreshnessGate) -> None:
+        self._row_of = row_of
+        self._gate = gate
+        self._shown: dict[str, RetrievedMemory] = {}
+
+    def memory(self, c: Candidate) -> RetrievedMemory:
+        memory_id = c.record.id
+        if memory_id not in self._shown:
+            self._shown[memory_id] = self._row_of[memory_id].memory()
+        return self._shown[memory_id]
+
+    def exclusion(self, c: Candidate) -> str | None:
+        """The freshness gate's reason to leave the candidate out, or None."""
+        flagged = self._row_of[c.record.id].needs_revalidation
+        return self._gate.exclusion(c.record.id, lambda: self.memory(c), flagged)
+
+    def _flags(self, c: Candidate) -> tuple[bool, bool]:
+        """(contested, due for revalidation)."""
+        row = self._row_of[c.record.id]
+        return row.contested, self._gate.due(c.record.id, row.needs_revalidation)
+
+    def line(self, c: Candidate) -> str:
+        contested, due = self._flags(c)
+        return render_memory(self.memory(c), contested=contested, needs_revalidation=due)
+
+    def view(self, c: Candidate, section: str) -> dict[str, Any]:
+        contested, due = self._flags(c)
+        return {**memory_view(c, self.memory(c), section), "contested": contested, "needs_revalidation": due}
 
 
-@dataclass
-class _Live:
-    """What the system of record said, for one retrieval."""
-
-    values: dict[str, LiveValue] = field(default_factory=dict)
-    ticket: TicketState | None = None
-    account_unavailable: bool = False
-    ticket_unavailable: bool = False
-    ticket_not_found: bool = False
-    withheld: list[str] = field(default_factory=list)
-
-    def read_at(self) -> datetime | None:
-        """When the live values decided on were read from the system of record (for a cached
-        answer, when it was cached): this orders racing revalidations (store.revalidate). None
-        when there are none, and then nothing was decided."""
-        return min((lv.read_at for lv in self.values.values()), default=None)
+def _resolution_view(r: MemoryRecord, similarity: float) -> dict[str, Any]:
+    """A tenant-wide hit as the response lists it: no subject, session or ticket ids."""
+    return {
+        "id": r.id,
+        "type": r.type.value,
+        "category": r.category,
+        "content": r.content,
+        "similarity": round(similarity, 4),
+        "authority": r.authority.value,
+        "confidence": r.confidence,
+        "effective_at": r.effective_at.isoformat(),
+        "source_kind": r.source.kind.value,
+    }
 
 
-@dataclass
-class _Selection:
-    buckets: tuple[list[Candidate], list[Candidate], list[Candidate], list[Candidate]]
-    excluded: dict[str, int]
-
-
-def _select(
-    ranked: list[Candidate],
-    floor: float,
-    top_k: int,
-    verified_cap: int,
-    stale: Callable[[Candidate], str | None],
-    named_slots: frozenset[str] = frozenset(),
-) -> _Selection:
-    """At most `top_k` memories across all sections: verified facts first (at most `verified_cap`),
-    then relevant / supporting / unverified in rank order. Every memory passes the relevance floor
-    unless its slot was asked for by name; one version per slot (the store guarantees it; belt and
-    braces). Live values and working memory are not memories here: they count in the token budget,
-    never in `top_k`."""
-    excluded: dict[str, int] = {}
-    seen_slots: set[str] = set()
-    verified: list[Candidate] = []
-    others: list[Candidate] = []
-
-    def exclude(reason: str) -> None:
-        excluded[reason] = excluded.get(reason, 0) + 1
-
-    for c in ranked:
-        r = c.record
-        reason = stale(c)
-        if reason is None and r.slot:
-            if r.slot in seen_slots:
-                reason = "duplicate_slot"
-            else:
-                seen_slots.add(r.slot)
-        if reason is None and not (is_relevant(c, floor) or (r.slot is not None and r.slot in named_slots)):
-            reason = "below_threshold"
-        if reason is not None:
-            exclude(reason)
-        elif TYPE_SPECS[r.type].heads_context_when_verified and r.verified:
-            if len(verified) < verified_cap:
-                verified.append(c)
-            else:
-                exclude("verified_cap")
-        else:
-            others.append(c)
-    for _ in verified[top_k:]:
-        exclude("top_k")
-    verified = verified[:top_k]
-    for _ in others[top_k - len(verified) :]:
-        exclude("top_k")
-    relevant: list[Candidate] = []
-    supporting: list[Candidate] = []
-    unverified: list[Candidate] = []
-    for c in others[: top_k - len(verified)]:
-        r = c.record
-        section = TYPE_SPECS[r.type].section
-        if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or section == "unverified":
-            unverified.append(c)
-        elif section == "supporting":
-            supporting.append(c)
-        else:
-            relevant.append(c)
-    return _Selection((verified, relevant, supporting, unverified), excluded)
-
-
-def _named_slots(request: RetrieveRequest) -> frozenset[str]:
-    """Slots the request asks for by name: listed in `slots`, or written out in the query."""
-    named = set(request.slots or ())
-    named.update(re.findall(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+", request.query.casefold()))
-    return frozenset(named)
-
-
-def _decisions(result: dict[str, Any]) -> tuple[dict[str, str], dict[str, str], datetime | None]:
-    """Take from a composed result what the freshness gate decided: memory id -> the live field it
-    contradicts, flagged memories now agreeing again, and when the live values were read."""
-    return result.pop("stale"), result.pop("revalidated"), result.pop("live_read_at")
+def _count(excluded: dict[str, int], reason: str, n: int = 1) -> None:
+    excluded[reason] = excluded.get(reason, 0) + n
 
 
 def _budget(policy: PolicyProfile, requested: int | None) -> int:
@@ -725,159 +444,3 @@ def _check_query(query: str) -> None:
         raise PayloadTooLarge(f"query exceeds {MAX_QUERY_CHARS} characters", field="query")
     if not query.strip():
         raise InvalidRequest("query must not be empty", field="query")
-
-
-def render_reusable(r: MemoryRecord) -> str:
-    """A line for another customer's resolution: what was done and how it ended, no identities."""
-    return (
-        f"- [{r.id}] {escape_text(r.content)} (reusable {r.type.value}; authority: {r.authority.value}; "
-        f"effective {_date(r.effective_at)})"
-    )
-
-
-def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bool:
-    """Does the memory assert a different value than the live one? Its structured value decides
-    when it has one (numbers as numbers: 12.0 and "1,000" are 12 and 1000). Otherwise its text must
-    name the live value as a whole word or number ("120 seats" does not name 12). Unknown counts
-    as stale: the system of record owns the slot. A text that names the live value among others
-    ("from Enterprise to Basic") still passes; the live value is pinned above it either way."""
-    asserted = record.value.get(field_name, record.value.get("value"))
-    target = _normal(live_value)
-    if asserted is not None:
-        return _normal(asserted) != target
-    text = " ".join(record.content.casefold().split())
-    if isinstance(target, Decimal):  # a date or a time of day is not a count: "2026-03-12" names no 12
-        return all(_normal(n) != target for n in _NUMBER.findall(_DATE_OR_TIME.sub(" ", text)))
-    return re.search(r"(?<!\w)" + re.escape(str(target)) + r"(?!\w)", text) is None
-
-
-_NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,_]\d)")
-# "may" is a month only in shapes the verb cannot take: "may 12[, 2026]", "12[th] [of] may" before
-# a year, punctuation, the end or with/for/and/at/on/from/to, "in/of/since/until may 2026";
-# "12 may be unused" is a count
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_DAY = r"(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"  # "june 40 seats" names a count
-_YEAR = r"(?:19|20)\d\d"
-_MONTH_NUMBER = r"(?:0?[1-9]|1[0-2])"
-_DATE_OR_TIME = re.compile(  # text is casefolded first
-    r"(?<![\w.,/:-])(?:"
-    r"\d{4}-\d{1,2}-\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"  # 2026-03-12[t09:30z]
-    r"|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}/\d{1,2}/\d{1,2}"  # 12/03/2026, 12.03.26, 2026/03/12
-    rf"|{_MONTH_NUMBER}/{_YEAR}|{_YEAR}-{_MONTH_NUMBER}(?![\d-])"  # 12/2026, 2026-12
-    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?(?:am|pm|h)\b)?|\d{1,2}\s?(?:am|pm)\b"  # 12:30, 12:30pm, 12:30h, 12pm
-    rf"|{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?"  # 12 march 2026, 12th of march
-    rf"|{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?|{_MONTH}\s+{_YEAR}"  # march 12, 2026; mar. 12; march 2026
-    rf"|{_DAY}\s+(?:of\s+)?may(?:,?\s+{_YEAR}|(?=\s*(?:$|[.,;:!?)])|\s+(?:with|for|and|at|on|from|to)\b))"  # 12 may.
-    rf"|\d{{1,2}}(?:st|nd|rd|th)\s+(?:of\s+)?may|\d{{1,2}}\s+of\s+may"  # 12th may, 12 of may
-    rf"|may\.?\s+{_DAY}(?:,?\s+{_YEAR})?|(?:in|of|since|until)\s+may\s+{_YEAR}"  # may 12[, 2026]
-    r")(?![\w/-]|[.,:]\d)"  # "05/2026: 12 seats" ends its date at the colon
-)
-
-
-def _normal(value: Any) -> Decimal | str:
-    """A value as compared: a number as a Decimal (thousands separators removed), text casefolded
-    with its whitespace collapsed (so is a digit string with a leading zero)."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return Decimal(value)  # any size: no float conversion to overflow
-    if isinstance(value, float) and math.isfinite(value):
-        return Decimal(str(value))  # Decimal compares by value: 12.0 == 12, no rounding to 28 digits
-    text = " ".join(str(value).casefold().split())
-    # a leading zero makes it a code, not a count: "02134" is a postcode, not 2134
-    if len(text) <= 60 and re.fullmatch(r"[-+]?(?:[1-9]\d{0,2}(?:[,_]\d{3})+|[1-9]\d*|0)(?:\.\d+)?", text):
-        return Decimal(text.replace(",", "").replace("_", ""))
-    return text
-
-
-def _date(dt: datetime | None) -> str:
-    return dt.date().isoformat() if dt else "unknown"
-
-
-def _marked(line: str, needs_revalidation: bool) -> str:
-    return mark_needs_revalidation(line) if needs_revalidation else line
-
-
-CONTESTED_NOTE = "; contested: a lower-authority source disagrees, awaiting review"
-
-
-def render_memory(r: RetrievedMemory, *, contested: bool = False) -> str:
-    """One memory's context line; a contested one still served says so (seed 002)."""
-    src = r.source
-    origin = " ".join(escape_text(x) for x in (src.system, src.reference) if x)
-    source = f"{src.kind.value}{' ' + origin if origin else ''}"
-    kind = r.type.value
-    if r.type is MemoryType.COMMITMENT:
-        kind += "".join(f" {k} {escape_text(str(v))}" for k, v in commitment_view(r).items() if v is not None)
-    return (
-        f"- [{r.id}] {escape_text(r.content)} (source: {source}; authority: {r.authority.value}; "
-        f"{kind}; effective {_date(r.effective_at)}{CONTESTED_NOTE if contested else ''})"
-    )
-
-
-def commitment_view(r: RetrievedMemory) -> dict[str, Any]:
-    """A follow-up's state for the agent: open or closed (and how), its owner and due date."""
-    v = r.value
-    return {k: v.get(k) for k in ("state", "outcome", "owner", "due")}
-
-
-LIVE_TEXT_CHARS = 200  # a live value or ticket field as shown: the budget must always hold them
-LIVE_UNAVAILABLE_LINE = (
-    "- live account values could not be checked now: account facts below are as last recorded, unconfirmed"
-)
-TICKET_UNAVAILABLE_LINE = "- the ticket's live state could not be read now"
-TICKET_NOT_FOUND_LINE = "- the ticket asked about was not found for this customer"
-
-
-def _live_text(value: Any) -> str:
-    text = "unknown" if value is None else str(value)
-    return escape_text(text if len(text) <= LIVE_TEXT_CHARS else text[: LIVE_TEXT_CHARS - 1] + "…")
-
-
-def render_ticket(t: TicketState) -> str:
-    when = t.updated_at.isoformat() if t.updated_at else "unknown"
-    return (
-        f"- ticket {_live_text(t.ticket_id)}: status={_live_text(t.status)} priority={_live_text(t.priority or '-')}"
-        f" owner={_live_text(t.owner or '-')} last_update={when}"
-    )
-
-
-def render_working(w: WorkingItem) -> str:
-    """A working value as data: key and compact JSON on one escaped line, with its expiry."""
-    value = json.dumps(w.value, ensure_ascii=False, separators=(",", ":"))
-    return (
-        f"- {escape_text(w.key)} = {escape_text(value)} "
-        f"(working memory of this session; expires {w.expires_at.isoformat(timespec='seconds')})"
-    )
-
-
-def working_view(w: WorkingItem) -> dict[str, Any]:
-    return {"key": w.key, "value": w.value, "expires_at": w.expires_at.isoformat()}
-
-
-def render_live(lv: LiveValue) -> str:
-    when = lv.as_of.isoformat() if lv.as_of else "unknown"
-    return f"- {_live_text(lv.field)} = {_live_text(lv.value)} (as of {when})"
-
-
-def memory_view(c: Candidate, r: RetrievedMemory, section: str) -> dict[str, Any]:
-    view: dict[str, Any] = {
-        "id": r.id,
-        "type": r.type.value,
-        "category": r.category,
-        "slot": r.slot,
-        "content": r.content,
-        "section": section,
-        "similarity": round(c.dense, 4) if c.dense is not None else None,
-        "score": round(c.score, 4),
-        "authority": r.authority.value,
-        "verified": r.verified,
-        "confidence": r.confidence,
-        "effective_at": r.effective_at.isoformat(),
-        "expires_at": r.expires_at.isoformat() if r.expires_at else None,
-        "source": r.source.model_dump(mode="json", exclude_none=True),
-        "session_id": r.session_id,
-    }
-    if r.type is MemoryType.COMMITMENT:
-        view["commitment"] = commitment_view(r)
-    return view

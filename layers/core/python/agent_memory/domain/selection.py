@@ -1,0 +1,102 @@
+"""Which ranked memories one retrieval returns, and in which section (POLICY.md, Retrieval):
+verified facts first, one version per slot, the relevance floor unless a slot is asked for by name,
+at most top_k across all sections."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from agent_memory.domain.enums import Authority
+from agent_memory.domain.memory_types import TYPE_SPECS
+from agent_memory.domain.ranking import Candidate, is_relevant
+
+Buckets = tuple[list[Candidate], list[Candidate], list[Candidate], list[Candidate]]
+
+
+@dataclass
+class Selection:
+    buckets: Buckets  # verified facts, relevant, supporting, unverified
+    excluded: dict[str, int]
+
+
+def select(
+    ranked: list[Candidate],
+    floor: float,
+    top_k: int,
+    verified_cap: int,
+    stale: Callable[[Candidate], str | None],
+    named_slots: frozenset[str] = frozenset(),
+) -> Selection:
+    """At most `top_k` memories across all sections: verified facts first (at most `verified_cap`),
+    then relevant / supporting / unverified in rank order. Every memory passes the relevance floor
+    unless its slot was asked for by name; one version per slot (the store guarantees it; belt and
+    braces). Live values and working memory are not memories here: they count in the token budget,
+    never in `top_k`."""
+    excluded: dict[str, int] = {}
+    seen_slots: set[str] = set()
+    verified: list[Candidate] = []
+    others: list[Candidate] = []
+
+    def exclude(reason: str) -> None:
+        excluded[reason] = excluded.get(reason, 0) + 1
+
+    for c in ranked:
+        r = c.record
+        reason = stale(c)
+        if reason is None and r.slot:
+            if r.slot in seen_slots:
+                reason = "duplicate_slot"
+            else:
+                seen_slots.add(r.slot)
+        if reason is None and not (is_relevant(c, floor) or (r.slot is not None and r.slot in named_slots)):
+            reason = "below_threshold"
+        if reason is not None:
+            exclude(reason)
+        elif TYPE_SPECS[r.type].heads_context_when_verified and r.verified:
+            if len(verified) < verified_cap:
+                verified.append(c)
+            else:
+                exclude("verified_cap")
+        else:
+            others.append(c)
+    for _ in verified[top_k:]:
+        exclude("top_k")
+    verified = verified[:top_k]
+    for _ in others[top_k - len(verified) :]:
+        exclude("top_k")
+    relevant: list[Candidate] = []
+    supporting: list[Candidate] = []
+    unverified: list[Candidate] = []
+    for c in others[: top_k - len(verified)]:
+        r = c.record
+        section = TYPE_SPECS[r.type].section
+        if r.authority.rank <= Authority.CUSTOMER_CLAIM.rank or section == "unverified":
+            unverified.append(c)
+        elif section == "supporting":
+            supporting.append(c)
+        else:
+            relevant.append(c)
+    return Selection((verified, relevant, supporting, unverified), excluded)
+
+
+def named_slots(slots: Iterable[str] | None, query: str) -> frozenset[str]:
+    """Slots a request asks for by name: listed in `slots`, or written out in the query."""
+    named = set(slots or ())
+    named.update(re.findall(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+", query.casefold()))
+    return frozenset(named)
+
+
+def in_budget_order(buckets: Buckets, ranked: list[Candidate]) -> list[tuple[Candidate, str]]:
+    """Priority for the budget: verified facts, then the rest in rank order (not score: the
+    newest-version reorder may leave a moved memory tied in score); rendering keeps section order."""
+    verified, relevant, supporting, unverified = buckets
+    rest = (
+        [(c, "relevant") for c in relevant]
+        + [(c, "supporting") for c in supporting]
+        + [(c, "unverified") for c in unverified]
+    )
+    position = {id(c): i for i, c in enumerate(ranked)}
+    rest.sort(key=lambda cs: position[id(cs[0])])
+    return [(c, "verified_facts") for c in verified] + rest
