@@ -27,7 +27,7 @@ from agent_memory.domain.decision import (
     reaches_near_duplicate,
 )
 from agent_memory.domain.enums import DECISION_STATUS, Decision, Flag, MemoryType, Role
-from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, PayloadTooLarge
+from agent_memory.domain.errors import Conflict, InvalidRequest, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
 from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.domain.policy import PolicyProfile
@@ -74,23 +74,12 @@ class WriteGateway:
         embedding: np.ndarray | None = None,
         sentence_embeddings: np.ndarray | None = None,
     ) -> WriteResult:
-        """Admit, hold or refuse one candidate. Vectors may be precomputed (`write_many`, bulk loads)."""
-        return self._write(principal, request, embedding, sentence_embeddings, None)
-
-    def _write(
-        self,
-        principal: Principal,
-        request: MemoryWrite,
-        embedding: np.ndarray | None,
-        sentence_embeddings: np.ndarray | None,
-        prepared: tuple[MemoryWrite, Classified] | None,
-    ) -> WriteResult:
-        """`write`, with steps 1-3 already run by `write_many` (to know what to embed), never by a caller."""
+        """Admit, hold or refuse one candidate. Vectors may be precomputed (bulk loads, benchmarks)."""
         require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="write memories")
         require_source_assertion(principal, request.source.kind)
         now = self.clock()
         policy = self.policies.for_tenant(principal.tenant_id)
-        clean, candidate = prepared or prepare(request, policy, now)
+        clean, candidate = prepare(request, policy, now)
         pending = False
         if _wants_vector(candidate) and embedding is None:
             embedding, sentence_embeddings = self._embed(clean.content)
@@ -114,54 +103,41 @@ class WriteGateway:
                 logger.info("write retried after a concurrent conflict", extra={"attempt": attempt})
         raise AssertionError("unreachable")
 
+    def write_batch(
+        self,
+        principal: Principal,
+        requests: list[MemoryWrite],
+        *,
+        embeddings: list[np.ndarray | None] | None = None,
+        sentence_embeddings: list[np.ndarray | None] | None = None,
+        field_prefix: str | None = "memories",
+    ) -> list[WriteResult]:
+        """Admit several candidates in one transaction, each decided as `write` decides it, in
+        order (services/batch_admission.py): an import, a benchmark. A malformed candidate is a
+        4xx naming `memories[index].field`, and nothing is written."""
+        from agent_memory.services.batch_admission import admit_batch
+
+        return admit_batch(
+            self,
+            principal,
+            requests,
+            embeddings=embeddings,
+            sentence_embeddings=sentence_embeddings,
+            field_prefix=field_prefix,
+        )
+
     def write_many(
         self, principal: Principal, requests: list[MemoryWrite], *, refuse_invalid: bool = False
     ) -> list[WriteResult]:
-        """Write several candidates, embedding all of them (and their sentences) in one batch first:
-        an extracted session, a bulk load. Each is still admitted on its own, in its own transaction.
+        """Write several candidates of one caller (an extracted session, a benchmark's load) through
+        the batched path: embedded in one call, admitted in one transaction, each decided on its own.
 
         With `refuse_invalid`, a candidate the gateway refuses as malformed (422/413: a preference
         without a slot, unstorable text) comes back as a refused result naming the field instead of
         raising, so one bad candidate does not stop the others. Other errors still raise."""
-        policy = self.policies.for_tenant(principal.tenant_id)
-        now = self.clock()
-        texts: list[str] = []
-        prepared: list[tuple[MemoryWrite, Classified] | None] = []
-        for request in requests:
-            try:
-                clean, candidate = prepare(request, policy, now)
-            except DomainError:
-                texts.append("")  # write() raises the same error for it below
-                prepared.append(None)
-                continue
-            texts.append(clean.content if _wants_vector(candidate) else "")
-            prepared.append((clean, candidate))
-        wanted = [i for i, t in enumerate(texts) if t]
-        vectors: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        if wanted:
-            pieces = [[texts[i], *split_sentences(texts[i])] for i in wanted]
-            try:
-                batch = self.embedder.embed([p for ps in pieces for p in ps])
-            except Exception as exc:  # the per-write path will retry and defer as usual
-                logger.warning("batch embedding failed", extra={"error": type(exc).__name__})
-            else:
-                at = 0
-                for i, ps in zip(wanted, pieces, strict=True):
-                    vectors[i] = (batch[at], batch[at + 1 : at + len(ps)])
-                    at += len(ps)
-        results = []
-        for i, request in enumerate(requests):
-            whole, sentences = vectors.get(i, (None, None))
-            try:
-                results.append(self._write(principal, request, whole, sentences, prepared[i]))
-            except (InvalidRequest, PayloadTooLarge) as exc:
-                if not refuse_invalid:
-                    raise
-                refused = exc.field or exc.code
-                results.append(
-                    WriteResult(decision=Decision.REJECTED, reasons=[exc.code], memory=None, refused=refused)
-                )
-        return results
+        from agent_memory.services.batch_admission import admit_batch
+
+        return admit_batch(self, principal, requests, refuse_invalid=refuse_invalid, field_prefix=None)
 
     def _embed(self, content: str) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The memory's vector and its sentences' vectors, in one call; (None, None) defers indexing."""
@@ -217,7 +193,7 @@ class WriteGateway:
         # Withheld before the reply is saved: a replay of the key answers exactly what this caller saw.
         result.withheld = withheld
         if key:
-            reply = IdempotentReply(ready.fingerprint, result.public_view(), 201)
+            reply = _persistable_reply(ready.fingerprint, result)
             session.save_idempotent_reply(key, reply, record.id if record else None, subject_id)
         logger.info(
             "memory write decided",
@@ -301,6 +277,11 @@ def _replayed(session: TenantSession, principal: Principal, key: str, fingerprin
         return None
     if prior.fingerprint != fingerprint:
         raise Conflict("idempotency_key was already used for a different request", field="idempotency_key")
+    return _replay_of(principal, prior)
+
+
+def _replay_of(principal: Principal, prior: IdempotentReply) -> WriteResult:
+    """A saved reply as the result of its replay (the batch path replays through it too)."""
     replay = WriteResult.model_validate({**_reply_to_result(prior.response), "replayed": True})
     if (
         replay.decision is Decision.DUPLICATE
@@ -309,6 +290,11 @@ def _replayed(session: TenantSession, principal: Principal, key: str, fingerprin
     ):
         replay.withheld = [replay.memory.id]
     return replay
+
+
+def _persistable_reply(fingerprint: str, result: WriteResult) -> IdempotentReply:
+    """What is saved under a write's idempotency key: what its caller saw."""
+    return IdempotentReply(fingerprint, result.public_view(), 201)
 
 
 def _admission_context(
