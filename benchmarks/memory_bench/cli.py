@@ -115,6 +115,20 @@ def _soak(argv: list[str]) -> int:
     return 0 if all(n == 0 for n in report["invariants"].values()) else 1
 
 
+def _peer(argv: list[str]) -> int:
+    """The JSON report on stdout, the side-by-side table on stderr; exit 2 when mem0 is not installed."""
+    from memory_bench.peer import Mem0Missing, main
+
+    try:
+        report, json_path = main(argv)
+    except Mem0Missing as missing:
+        print(missing, file=sys.stderr)
+        return 2
+    _emit(report, json_path)
+    print(report["table"], file=sys.stderr)
+    return 0
+
+
 BENCHES = {
     "sessions": _sessions,
     "floor": _floor,
@@ -127,6 +141,7 @@ BENCHES = {
     "compare": _database_bench("compare"),
     "screening": _database_bench("screening"),
     "soak": _soak,
+    "peer": _peer,
 }
 
 
