@@ -128,6 +128,7 @@ def peer_ratios(service: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any]
     out["p95"] = _div(service.get("p95_ms"), peer.get("p95_ms"))
     out["p95_16"] = _div(service.get("p95_ms_16"), peer.get("p95_ms_16"))
     out["load"] = _div(service.get("load_per_s"), peer.get("load_per_s"))
+    out["load_batched"] = _div(service.get("load_per_s_batched"), peer.get("load_per_s"))
     for key in ("recall_at_1", "recall_at_1_by_score", "recall_at_5"):
         a, b = service.get(key), peer.get(key)
         out[f"{key}_diff"] = round(a - b, 4) if isinstance(a, float) and isinstance(b, float) else None
@@ -147,6 +148,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("recall@5", "recall_at_5"),
     ("load: memories/s one at a time (no embedding)", "load_per_s"),
     ("load: memories/s with the embedding call", "load_per_s_with_embed"),
+    ("load: memories/s in batches (no embedding)", "load_per_s_batched"),
 )
 
 
@@ -631,10 +633,13 @@ class Mem0Pool:
 
 # --------------------------------------------------------------------------- the service
 def service_load_rate(
-    container: Any, data_dir: Path, records: int, seed: int, first_subject: int
+    container: Any, data_dir: Path, records: int, seed: int, first_subject: int, batch: int = 100
 ) -> dict[str, Any]:
-    """The service's write path one record at a time (precomputed vectors), on subjects the corpus does not
-    have, as `memory bench write` drives it."""
+    """The service's write path with precomputed vectors, on subjects the corpus does not have: one
+    `WriteGateway.write` at a time (as `memory bench write` drives it), then the same number of records
+    through `write_batch`, `batch` to a transaction (the path imports and session extraction take)."""
+    from collections import Counter
+
     from memory_bench.write import make_writes, timed_run
 
     p = c.principal(c.TENANT)
@@ -642,7 +647,30 @@ def service_load_rate(
     warm = make_writes(200, 50, seed + 99, first_subject=first_subject + 1_000_000)
     timed_run(container, p, warm, c.unit_vectors(nrng, len(warm)), 1, data_dir)
     writes = make_writes(records, max(1, records // 20), seed, first_subject=first_subject)
-    return timed_run(container, p, writes, c.unit_vectors(nrng, len(writes)), 1, data_dir)
+    out: dict[str, Any] = {
+        "single": timed_run(container, p, writes, c.unit_vectors(nrng, len(writes)), 1, data_dir)
+    }
+    if not hasattr(container.gateway, "write_batch"):
+        return out
+    more = make_writes(records, max(1, records // 20), seed + 1, first_subject=first_subject + 2_000_000)
+    vecs = c.unit_vectors(nrng, len(more))
+    decisions: Counter[str] = Counter()
+    busy = c.CpuSampler()
+    t0 = time.perf_counter()
+    for i in range(0, len(more), batch):
+        for r in container.gateway.write_batch(p, more[i : i + batch], embeddings=list(vecs[i : i + batch])):
+            decisions[r.decision.value] += 1
+    seconds = time.perf_counter() - t0
+    out["batched"] = {
+        "records": len(more),
+        "batch": batch,
+        "seconds": round(seconds, 2),
+        "records_per_s": round(len(more) / seconds, 1),
+        "admitted_per_s": round(decisions.get("admitted", 0) / seconds, 1),
+        "decisions": dict(decisions),
+        "machine_busy_pct": busy.busy_pct(),
+    }
+    return out
 
 
 def _broker_contents(
@@ -794,8 +822,10 @@ def run_peer_bench(
             "returned_median": c.percentile(returned[s], 50),
             "returned_none_pct": round(100 * sum(1 for n in returned[s] if n == 0) / max(1, len(qs)), 1),
         }
-    systems[SERVICE]["load_per_s"] = report["service_load"]["records_per_s"]
-    systems[SERVICE]["admitted_per_s"] = report["service_load"]["admitted_per_s"]
+    systems[SERVICE]["load_per_s"] = report["service_load"]["single"]["records_per_s"]
+    systems[SERVICE]["admitted_per_s"] = report["service_load"]["single"]["admitted_per_s"]
+    if "batched" in report["service_load"]:
+        systems[SERVICE]["load_per_s_batched"] = report["service_load"]["batched"]["records_per_s"]
     for s in (MEM0_DEFAULT, MEM0_INDEXED):
         systems[s]["load_per_s"] = report["mem0_load"]["per_s_excluding_embed"]
         systems[s]["load_per_s_with_embed"] = report["mem0_load"]["per_s"]
