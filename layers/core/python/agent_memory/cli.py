@@ -43,8 +43,9 @@ def with_local_aws(settings: Settings) -> tuple[Settings, object | None]:
 def cmd_serve(args: argparse.Namespace) -> int:
     import threading
 
-    from agent_memory.api.identity import local_secret
+    from agent_memory.api.identity import local_secret, token_verifier
     from agent_memory.bootstrap import build_container, set_container
+    from agent_memory.local.discovery import RunningServer, register, unregister
     from agent_memory.local.server import LocalApi, make_http_server
     from agent_memory.local.worker import QueuePoller, ScheduledFunction
 
@@ -55,10 +56,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     secret = local_secret(
         settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
     )
+    verifier = token_verifier(settings, secret)  # a JWKS when MEMORY_JWT_JWKS_URL is set
     settings, aws = with_local_aws(settings)
     container = build_container(settings)
     set_container(container)
-    api = LocalApi(secret, settings.max_body_bytes)
+    api = LocalApi(secret, settings.max_body_bytes, verifier)
     server = make_http_server(api, settings.host, settings.port)
     poller = QueuePoller(
         settings.extraction_queue_url or "",
@@ -87,7 +89,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"Agent Memory Service on http://{host}:{port}/v1  (docs: http://{host}:{port}/v1/docs)", flush=True
     )
     print(f"  data folder: {settings.resolved_data_dir}", flush=True)
-    print("  a token:     .venv/bin/memory token --tenant acme --sub me --roles agent,reviewer", flush=True)
+    if settings.jwt_jwks_url:
+        print(f"  tokens:      RS256/ES256 from {settings.jwt_issuer} (JWKS), no local tokens", flush=True)
+    else:
+        print(
+            "  a token:     .venv/bin/memory token --tenant acme --sub me --roles agent,reviewer", flush=True
+        )
+    record = register(
+        RunningServer(
+            pid=os.getpid(),
+            port=int(port),
+            data_dir=str(settings.resolved_data_dir),
+            secret_source="MEMORY_JWT_SECRET" if settings.jwt_secret else "data folder",
+        )
+    )
 
     def stop_serving(*_: object) -> None:  # SIGTERM/SIGINT: leave serve_forever, then clean up below
         threading.Thread(target=server.shutdown, daemon=True).start()
@@ -98,6 +113,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server.serve_forever()
         print("stopping", flush=True)
     finally:
+        unregister(record)
         stop.set()
         relay.stop()
         poller.stop()
@@ -110,26 +126,58 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
+    """A token signed with the secret the running server checks; stderr says which one."""
+    from datetime import timedelta
+
     from agent_memory.api.identity import issue_token, local_secret
 
     settings = _settings()
-    secret = local_secret(
-        settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
-    )
+    data_dir, note = _token_data_dir(settings)
+    configured = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
+    secret = local_secret(data_dir, configured)
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
-    from datetime import timedelta
-
-    print(
-        issue_token(
-            secret,
-            tenant_id=args.tenant,
-            sub=args.sub,
-            roles=roles,
-            clearance=args.clearance,
-            ttl=timedelta(hours=args.hours),
-        )
+    token = issue_token(
+        secret,
+        tenant_id=args.tenant,
+        sub=args.sub,
+        roles=roles,
+        clearance=args.clearance,
+        ttl=timedelta(hours=args.hours),
     )
+    source = "MEMORY_JWT_SECRET" if configured else f"the secret in {data_dir}"
+    print(f"memory token: signed with {source}{note}", file=sys.stderr)
+    if settings.jwt_jwks_url:
+        print(
+            "memory token: MEMORY_JWT_JWKS_URL is set: a server with these settings accepts only its"
+            " issuer's tokens, not this one",
+            file=sys.stderr,
+        )
+    print(token)
     return 0
+
+
+def _token_data_dir(settings: Settings) -> tuple[Path, str]:
+    """The data folder whose secret `memory token` signs with, and a note on why: MEMORY_DATA_DIR
+    when set; else the folder of the running server (the default folder first when one of
+    several); else the default folder, as `memory serve` started here would use."""
+    from agent_memory.local.discovery import running_servers
+
+    default = settings.resolved_data_dir
+    if "MEMORY_DATA_DIR" in os.environ:
+        return default, " (MEMORY_DATA_DIR)"
+    servers = running_servers()
+    chosen = next((s for s in servers if Path(s.data_dir) == default), None)
+    if chosen is None and len(servers) == 1:
+        chosen = servers[0]
+    if chosen is None:
+        if servers:
+            ports = ", ".join(str(s.port) for s in servers)
+            return default, f" (servers on ports {ports} use other folders: set MEMORY_DATA_DIR to pick one)"
+        return default, " (no server is running; `memory serve` from this folder uses it)"
+    note = f" (the data folder of the server on port {chosen.port})"
+    if chosen.secret_source == "MEMORY_JWT_SECRET" and not settings.jwt_secret:
+        note += "; that server uses MEMORY_JWT_SECRET, which is not set here: it will refuse this token"
+    return Path(chosen.data_dir), note
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -150,13 +198,19 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def cmd_invoke(args: argparse.Namespace) -> int:
     from agent_memory.bootstrap import build_container, set_container
-    from agent_memory.functions_spec import by_name, load_handler_module
+    from agent_memory.functions_spec import FUNCTIONS, by_name, load_handler_module
     from agent_memory.local.lambda_context import LocalLambdaContext
 
     try:
         spec = by_name(args.function)
-    except KeyError as exc:
-        print(f"memory invoke: {exc.args[0]}", file=sys.stderr)
+    except KeyError:
+        known = ", ".join(f.name for f in FUNCTIONS)
+        print(f"memory invoke: no function {args.function!r}; known functions: {known}", file=sys.stderr)
+        return 2
+    if args.event is None:
+        samples = sorted(Path("events", spec.name).glob("*.json"))
+        hint = f", e.g. {samples[0]}" if samples else " (samples: events/<function>/*.json)"
+        print(f"memory invoke {spec.name}: name an event file{hint}", file=sys.stderr)
         return 2
     try:
         event = json.loads(Path(args.event).read_text())
@@ -266,6 +320,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return int(bench_main(args.bench_args) or 0)
 
 
+def _functions() -> list[Any]:
+    from agent_memory.functions_spec import FUNCTIONS
+
+    return list(FUNCTIONS)
+
+
 def _progress_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--progress",
@@ -298,8 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_migrate)
 
     s = sub.add_parser("invoke", help="run one handler on one event file")
-    s.add_argument("function")
-    s.add_argument("event")
+    s.add_argument("function", help="one of: " + ", ".join(f.name for f in _functions()))
+    s.add_argument("event", nargs="?", help="a JSON event file, such as a sample under events/<function>/")
     s.set_defaults(func=cmd_invoke)
 
     s = sub.add_parser("verify-audit", help="recompute every tenant's audit hash chain")

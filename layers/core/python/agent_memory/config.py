@@ -45,6 +45,33 @@ class Settings(BaseSettings):
     jwt_secret: SecretStr | None = None
     # In AWS: the Secrets Manager secret the authorizer reads the signing secret from.
     jwt_secret_arn: str | None = None
+    # Production identity (docs/deploy.md): with a JWKS URL, bearer tokens are RS256/ES256 from the
+    # configured issuer, checked against its published keys, and no HS256 token is accepted.
+    jwt_jwks_url: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None  # comma-separated: any of them is accepted
+    # The claim the audience is read from: "aud", or "client_id" for Cognito access tokens.
+    jwt_audience_claim: str = "aud"
+    jwt_algorithms: str = "RS256,ES256"
+    # Claims that must hold exactly these values, e.g. {"token_use": "access"} for Cognito.
+    jwt_required_claims: dict[str, str] = Field(default_factory=dict)
+    jwt_leeway_s: float = Field(default=30.0, ge=0, le=300)
+    # The issuer's keys: cached this long, fetched again at most this often for an unknown key id
+    # (a key rotation), and never waited on longer than the timeout (then 503).
+    jwt_jwks_cache_s: float = Field(default=300.0, gt=0, le=86_400)
+    jwt_jwks_refetch_s: float = Field(default=30.0, ge=0, le=3600)
+    jwt_jwks_timeout_s: float = Field(default=2.0, gt=0, le=30)
+    # Where the caller's identity is in the issuer's claims: a claim name, or a dotted path into
+    # nested claims (a name with dots, such as a namespaced URL claim, is tried whole first).
+    jwt_sub_claim: str = "sub"
+    jwt_tenant_claim: str = "tenant_id"
+    jwt_tenant_id: str | None = None  # one issuer, one tenant: used when the token names none
+    jwt_roles_claim: str = "roles"  # a list, or a space-separated string such as "scope"
+    jwt_role_prefix: str = ""  # only values with this prefix are roles here (others ignored)
+    jwt_role_map: dict[str, str] = Field(default_factory=dict)  # the issuer's names -> roles
+    jwt_clearance_claim: str = "clearance"
+    jwt_default_clearance: Literal["public", "internal", "confidential", "restricted"] = "internal"
+    jwt_subjects_claim: str = "subjects"
     max_body_bytes: int = 2_097_152  # transport limit of the local front; each route enforces its own
 
     # Embeddings: the dimension is checked against the database at start.

@@ -1,4 +1,13 @@
-"""Identity: HS256 JWTs locally, claims from the API Gateway authorizer in AWS."""
+"""Identity: which tokens the service accepts and the caller they name.
+
+Two ways to verify a bearer token, chosen by settings (`token_verifier`):
+- HS256 with the deployment's secret (local development, `memory token`);
+- RS256/ES256 from an identity provider, checked against its published keys (JWKS) with a
+  configured issuer and audience, its claims mapped to tenant, roles, clearance and subjects
+  (`ClaimMapping`). With a JWKS configured no HS256 token is accepted at all.
+Either way the result is the same canonical claims, read into a `Principal` by
+`principal_from_claims`, and carried by the API Gateway authorizer as `authorizer_context`.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +17,17 @@ import secrets
 import unicodedata
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jwt
 
 from agent_memory.domain.enums import Role, Sensitivity
-from agent_memory.domain.errors import Unauthenticated
+from agent_memory.domain.errors import ConfigurationError, Unauthenticated, Unavailable
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent_memory.config import Settings
 from agent_memory.domain.ids import ID_RULE, valid_id
 from agent_memory.domain.records import Principal
 
@@ -27,16 +41,31 @@ MIN_SECRET_BYTES = 32
 MAX_BOUND_SUBJECTS = 20
 
 
-class TokenRefused(Unauthenticated):
-    """A token whose signature verified but whose claims were refused (expired, unknown role,
-    malformed binding): its tenant and subject are genuine, so the refusal can be recorded in
-    that tenant's audit chain. A token whose signature did not verify names no tenant anyone
-    can trust, and is a plain `Unauthenticated`."""
+class InvalidToken(Unauthenticated):
+    """A refused token, with the check that failed as `reason`: signature, algorithm, malformed,
+    unknown_key, issuer, audience, expired, not_yet_valid, claims. The message says the same in
+    words; neither ever contains a secret or a key."""
 
-    def __init__(self, message: str, *, tenant_id: str, actor: str) -> None:
+    def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
+        self.reason = reason
+
+
+class TokenRefused(InvalidToken):
+    """A token whose signature verified but whose claims were refused (expired, unknown role,
+    malformed binding, wrong audience): its tenant and subject are genuine, so the refusal can be
+    recorded in that tenant's audit chain. A token whose signature did not verify names no tenant
+    anyone can trust, and is a plain `InvalidToken`."""
+
+    def __init__(self, message: str, *, tenant_id: str, actor: str, reason: str = "claims") -> None:
+        super().__init__(message, reason=reason)
         self.tenant_id = tenant_id
         self.actor = actor
+
+
+class IdentityProviderUnavailable(Unavailable):
+    """The issuer's keys cannot be fetched: no token can be verified, so none is accepted (the
+    authorizer fails, which API Gateway answers with 503; the local server answers 503)."""
 
 
 class WeakSecret(ValueError):
@@ -100,53 +129,124 @@ def issue_token(
 
 def verify_token(secret: str, token: str) -> dict[str, Any]:
     """The token's claims, checked; `TokenRefused` when its signature verified and its claims did
-    not pass, `Unauthenticated` when nothing in it can be trusted."""
+    not pass, `InvalidToken` when nothing in it can be trusted."""
     require_strong_secret(secret)
     try:
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["exp", "sub"]})
     except jwt.InvalidSignatureError as exc:
         # The commonest local mistake: a token minted with another data folder's secret.
-        raise Unauthenticated(
+        raise InvalidToken(
             "invalid token: signature does not match this server's secret (mint it with `memory token`"
-            " using the same MEMORY_DATA_DIR or MEMORY_JWT_SECRET as the server)"
+            " using the same MEMORY_DATA_DIR or MEMORY_JWT_SECRET as the server)",
+            reason="signature",
         ) from exc
     except jwt.InvalidAlgorithmError as exc:
-        raise Unauthenticated(f"invalid token: algorithm must be {ALGORITHM}") from exc
+        raise InvalidToken(f"invalid token: algorithm must be {ALGORITHM}", reason="algorithm") from exc
     except jwt.DecodeError as exc:
-        raise Unauthenticated("invalid token: not a JWT (header.payload.signature)") from exc
-    except jwt.ExpiredSignatureError as exc:
-        raise _refusal(secret, token, "token expired") from exc
-    except jwt.MissingRequiredClaimError as exc:
-        raise _refusal(secret, token, f"invalid token: missing claim {exc.claim!r}") from exc
-    except jwt.ImmatureSignatureError as exc:
-        raise _refusal(secret, token, "invalid token: not valid yet (nbf or iat in the future)") from exc
+        raise InvalidToken("invalid token: not a JWT (header.payload.signature)", reason="malformed") from exc
     except jwt.InvalidTokenError as exc:
-        raise _refusal(secret, token, "invalid token") from exc
+        message, reason = claims_failure(exc)
+        raise refusal_from_claims(_hs256_claims(secret, token), message, reason) from exc
     try:
         principal_from_claims(claims)  # shape check
     except Unauthenticated as exc:
-        raise _refusal(secret, token, exc.message) from exc
+        raise refusal_from_claims(claims, exc.message, "claims") from exc
     return claims
 
 
-def _refusal(secret: str, token: str, message: str) -> Unauthenticated:
-    """A refusal naming the token's tenant and subject when its signature verifies (its claims
-    read without the time checks that refused it), a plain refusal otherwise."""
+def claims_failure(exc: jwt.InvalidTokenError) -> tuple[str, str]:
+    """What a failed claim check says, and its reason code (the signature verified)."""
+    if isinstance(exc, jwt.ExpiredSignatureError):
+        return "token expired", "expired"
+    if isinstance(exc, jwt.InvalidIssuerError):
+        return "invalid token: issuer is not the one this service trusts", "issuer"
+    if isinstance(exc, jwt.InvalidAudienceError):
+        return "invalid token: audience is not this service", "audience"
+    if isinstance(exc, jwt.ImmatureSignatureError):
+        return "invalid token: not valid yet (nbf or iat in the future)", "not_yet_valid"
+    if isinstance(exc, jwt.MissingRequiredClaimError):
+        reason = {"iss": "issuer", "aud": "audience", "exp": "expired"}.get(exc.claim, "claims")
+        return f"invalid token: missing claim {exc.claim!r}", reason
+    return "invalid token", "claims"
+
+
+def _hs256_claims(secret: str, token: str) -> dict[str, Any] | None:
+    """The claims of a token whose signature verifies, read without the time checks."""
     try:
-        claims = jwt.decode(
-            token,
-            secret,
-            algorithms=[ALGORITHM],
-            options={"verify_exp": False, "verify_nbf": False, "verify_iat": False, "require": []},
-        )
+        return dict(jwt.decode(token, secret, algorithms=[ALGORITHM], options=CLAIMS_ONLY))
+    except jwt.InvalidTokenError:
+        return None
+
+
+CLAIMS_ONLY: Any = {
+    "verify_exp": False,
+    "verify_nbf": False,
+    "verify_iat": False,
+    "verify_iss": False,
+    "verify_aud": False,
+    "require": [],
+}
+
+
+def refusal_from_claims(claims: dict[str, Any] | None, message: str, reason: str) -> InvalidToken:
+    """A refusal naming the token's tenant and subject when its signature verified (`claims`
+    are the canonical ones), a plain refusal otherwise."""
+    if claims is None:
+        return InvalidToken(message, reason=reason)
+    try:
         tenant_id = _identity(claims["tenant_id"])
-    except (jwt.InvalidTokenError, KeyError, ValueError, TypeError):
-        return Unauthenticated(message)
+    except (KeyError, ValueError, TypeError):
+        return InvalidToken(message, reason=reason)
     try:
         actor = _identity(claims.get("sub"))
     except ValueError:
         actor = "unidentified"
-    return TokenRefused(message, tenant_id=tenant_id, actor=actor)
+    return TokenRefused(message, tenant_id=tenant_id, actor=actor, reason=reason)
+
+
+class TokenVerifier(Protocol):
+    """Checks a bearer token: its canonical claims (sub, tenant_id, roles, clearance, subjects,
+    exp), else `InvalidToken`/`TokenRefused`, or `IdentityProviderUnavailable` when it cannot
+    be checked at all."""
+
+    def verify(self, token: str) -> dict[str, Any]: ...
+
+
+class SecretVerifier:
+    """HS256 with the deployment's secret (local development). The secret is asked for on every
+    call (`secret` may be a cached lookup, so a rotated secret takes effect without a restart)."""
+
+    mode = "hs256"
+
+    def __init__(self, secret: str | Callable[[], str]) -> None:
+        if isinstance(secret, str):
+            require_strong_secret(secret)
+        self._secret = secret
+
+    def verify(self, token: str) -> dict[str, Any]:
+        secret = self._secret() if callable(self._secret) else self._secret
+        return verify_token(secret, token)
+
+
+def token_verifier(settings: Settings, secret: str | Callable[[], str] | None = None) -> TokenVerifier:
+    """The verifier the settings ask for: JWKS when `MEMORY_JWT_JWKS_URL` is set (HS256 refused),
+    else HS256 with `secret` (the local or deployment secret). Built once per process: the JWKS
+    verifier holds the issuer's keys between calls."""
+    if settings.jwt_jwks_url:
+        from agent_memory.api.jwks import JwksVerifier
+
+        return JwksVerifier.from_settings(settings)
+    if secret is None:
+        raise ConfigurationError("HS256 tokens need a secret (MEMORY_JWT_SECRET) or MEMORY_JWT_JWKS_URL")
+    return SecretVerifier(secret)
+
+
+def local_secret_source(data_dir: Path, configured: str | None) -> str:
+    """Where `local_secret` takes the secret from, in words (never the secret itself)."""
+    if configured:
+        return "MEMORY_JWT_SECRET"
+    path = data_dir / SECRET_FILE
+    return f"{path} ({'existing' if path.exists() else 'generated now'})"
 
 
 def authorizer_context(claims: dict[str, Any]) -> dict[str, str]:

@@ -14,12 +14,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from agent_memory.api.http import RETRY_AFTER_S
 from agent_memory.api.identity import (
+    IdentityProviderUnavailable,
+    InvalidToken,
+    SecretVerifier,
     TokenRefused,
+    TokenVerifier,
     authorizer_context,
     refused_context,
     require_strong_secret,
-    verify_token,
 )
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.functions_spec import FUNCTIONS, FunctionSpec, Route, load_handler_module, match_route
@@ -64,8 +68,12 @@ def api_gateway_event(
 
 
 class LocalApi:
-    def __init__(self, jwt_secret: str, max_body_bytes: int) -> None:
+    """`verifier`: how bearer tokens are checked (`identity.token_verifier`: a JWKS when
+    configured); without one, HS256 with `jwt_secret`, the local development secret."""
+
+    def __init__(self, jwt_secret: str, max_body_bytes: int, verifier: TokenVerifier | None = None) -> None:
         self.jwt_secret = require_strong_secret(jwt_secret)
+        self.verifier = verifier if verifier is not None else SecretVerifier(jwt_secret)
         self.max_body_bytes = max_body_bytes
         for spec in FUNCTIONS:  # import every handler up front: fail at start, not on first call
             if spec.trigger == "api":
@@ -95,11 +103,15 @@ class LocalApi:
             if not auth_header.lower().startswith("bearer "):
                 return _error(401, "unauthenticated", "Authorization must be 'Bearer <token>'")
             try:
-                authorizer = authorizer_context(verify_token(self.jwt_secret, auth_header[7:].strip()))
+                authorizer = authorizer_context(self.verifier.verify(auth_header[7:].strip()))
             except TokenRefused as exc:  # as the Lambda authorizer: the function answers and records it
                 authorizer = refused_context(exc)
+            except IdentityProviderUnavailable as exc:  # as API Gateway on a failed authorizer
+                status, hdrs, out = _error(503, "unavailable", exc.message)
+                return status, {**hdrs, "Retry-After": str(RETRY_AFTER_S)}, out
             except Unauthenticated as exc:
-                return _error(401, "unauthenticated", exc.message)
+                reason = exc.reason if isinstance(exc, InvalidToken) else None
+                return _error(401, "unauthenticated", exc.message, reason=reason)
         # As API Gateway does: path parameters are percent-decoded exactly once (the id rule then
         # refuses what decodes to a '/', a NUL or anything else outside it).
         path_params: dict[str, str] = {}
@@ -142,11 +154,13 @@ class LocalApi:
 
 
 def _error(
-    status: int, code: str, message: str, field: str | None = None
+    status: int, code: str, message: str, field: str | None = None, *, reason: str | None = None
 ) -> tuple[int, dict[str, str], bytes]:
     err: dict[str, Any] = {"code": code, "message": message, "request_id": str(uuid.uuid4())}
     if field:
         err["field"] = field
+    if reason:  # which check refused a token: signature, issuer, audience, expired, ...
+        err["reason"] = reason
     return status, {"Content-Type": "application/json"}, json.dumps({"error": err}).encode()
 
 

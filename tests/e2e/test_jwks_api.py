@@ -1,0 +1,167 @@
+"""Production identity through the local HTTP front on the embedded database: RS256 tokens from a
+local test issuer (its JWKS served on loopback) write and retrieve; tokens with the wrong
+audience, issuer or lifetime, or signed by keys the issuer does not publish, are 401 naming the
+check; local HS256 tokens are refused while the JWKS is on; an unreachable issuer is a 503."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from agent_memory.api.identity import issue_token
+from agent_memory.api.jwks import ClaimMapping, JwksVerifier
+from agent_memory.domain.enums import EventType
+from jwks_issuer import AUDIENCE, ISSUER, TestIssuer, new_key, start_issuer
+
+pytestmark = pytest.mark.e2e
+
+TENANT = "jwks-co"
+
+
+class Front:
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def call(self, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any, dict[str, str]]:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read() or b"null"), dict(response.headers)
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read() or b"null"), dict(err.headers)
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Iterator[TestIssuer]:
+    test_issuer = start_issuer()
+    yield test_issuer
+    test_issuer.server.stop()
+
+
+@contextmanager
+def local_front(container: Any, issuer: TestIssuer) -> Iterator[Front]:
+    """The local front verifying tokens against the issuer, roles read from its `groups` claim."""
+    from agent_memory.local.server import LocalApi, make_http_server, serve_in_thread
+
+    verifier = JwksVerifier(
+        jwks_url=issuer.jwks_url,
+        issuer=ISSUER,
+        audiences=[AUDIENCE],
+        mapping=ClaimMapping(roles="groups", role_prefix="memory-"),
+        refetch_s=3600,
+    )
+    secret = container.settings.jwt_secret.get_secret_value()
+    server = make_http_server(LocalApi(secret, container.settings.max_body_bytes, verifier), "127.0.0.1", 0)
+    serve_in_thread(server)
+    host, port = server.server_address[:2]
+    try:
+        yield Front(f"http://{host}:{port}")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def front(container: Any, issuer: TestIssuer) -> Iterator[Front]:
+    with local_front(container, issuer) as f:
+        yield f
+
+
+def idp_token(issuer: TestIssuer, **claims: Any) -> str:
+    base = {
+        "tenant_id": TENANT,
+        "roles": None,
+        "groups": ["Everyone", "memory-agent"],
+        "clearance": "confidential",
+    }
+    return issuer.token(**{**base, **claims})
+
+
+def test_given_an_issuer_token_then_the_agent_writes_and_retrieves(front, issuer):
+    # Given an RS256 token from the tenant's IdP
+    token = idp_token(issuer)
+    # When the agent writes a preference and retrieves
+    status, body, _ = front.call(
+        "POST",
+        "/v1/memories",
+        token,
+        {
+            "subject_id": "ACC-9",
+            "type": "preference",
+            "slot": "preference.contact_channel",
+            "content": "Send renewal paperwork by email.",
+            "source": {"kind": "customer_confirmed"},
+        },
+    )
+    assert status in (200, 201), body
+    status, body, _ = front.call(
+        "POST", "/v1/retrieve", token, {"subject_id": "ACC-9", "query": "How do we send the renewal?"}
+    )
+    # Then the write is found, for the token's tenant
+    assert status == 200, body
+    assert "email" in json.dumps(body)
+
+
+@pytest.mark.parametrize(
+    ("claims", "reason"),
+    [
+        ({"aud": "another-api"}, "audience"),
+        ({"iss": "https://idp.test/someone-else"}, "issuer"),
+        ({"ttl_s": -300}, "expired"),
+    ],
+)
+def test_given_a_wrong_token_from_the_issuer_then_401_names_the_check_and_the_tenant_records_it(
+    front, issuer, container, claims, reason
+):
+    # Given a token the issuer signed, with the wrong audience, issuer or lifetime
+    token = idp_token(issuer, sub=f"agent-{reason}", **claims)
+    # When it is used
+    status, body, _ = front.call("GET", "/v1/subjects/ACC-9/memories", token)
+    # Then 401 says which check failed
+    assert status == 401 and body["error"]["code"] == "unauthenticated"
+    assert reason in body["error"]["message"]
+    # And the refusal is in the tenant's audit chain (the signature verified)
+    with container.store.tenant(TENANT, subjects=None) as s:
+        found = s.audit_events(subject_id=None, memory_id=None, since=None, after_seq=None, limit=1000)
+    assert [
+        e
+        for e in found
+        if e.event_type == EventType.AUTHORIZATION_DENIED.value and e.actor == f"agent-{reason}"
+    ]
+
+
+def test_given_tokens_nobody_trusted_signed_then_401_with_the_reason(front, issuer, container):
+    # Given a token under a key the issuer never published, a locally signed HS256 token and the
+    # issuer's token with one character of its signature changed
+    unknown = issuer.token(new_key(), tenant_id=TENANT)
+    secret = container.settings.jwt_secret.get_secret_value()
+    local = issue_token(secret, tenant_id=TENANT, sub="u1", roles=["admin"])
+    good = idp_token(issuer)
+    tampered = good[:-6] + ("AAAAAA" if not good.endswith("AAAAAA") else "BBBBBB")
+    # When each is used, Then each is 401 with the reason in the error body
+    for token, reason in ((unknown, "unknown_key"), (local, "algorithm"), (tampered, "signature")):
+        status, body, _ = front.call("GET", "/v1/subjects/ACC-9/memories", token)
+        assert status == 401, body
+        assert body["error"]["reason"] == reason
+
+
+def test_given_the_issuer_is_down_then_503_with_retry_after(container, issuer):
+    # Given a front that has not fetched the issuer's keys yet, and the issuer's key endpoint failing
+    issuer.down = True
+    try:
+        with local_front(container, issuer) as fresh:
+            # When a token arrives
+            status, body, headers = fresh.call("GET", "/v1/subjects/ACC-9/memories", idp_token(issuer))
+    finally:
+        issuer.down = False
+    # Then the front answers 503 with Retry-After, never the data
+    assert status == 503 and body["error"]["code"] == "unavailable"
+    assert int(headers["Retry-After"]) > 0

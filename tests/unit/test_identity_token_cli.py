@@ -1,0 +1,78 @@
+"""`memory token` signs with the secret the running server checks, from any folder, and says on
+stderr which secret it used (never the secret itself)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_memory import cli
+from agent_memory.api.identity import local_secret, verify_token
+from agent_memory.local.discovery import RunningServer, register, running_servers, unregister
+
+ARGS = ["token", "--tenant", "acme", "--sub", "me", "--roles", "agent"]
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))  # this test's own registry
+    for name in ("MEMORY_DATA_DIR", "MEMORY_JWT_SECRET", "MEMORY_JWT_JWKS_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def minted(capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    out = capsys.readouterr()
+    return out.out.strip(), out.err
+
+
+def test_given_a_running_server_elsewhere_when_a_token_is_made_then_it_uses_that_servers_secret(
+    tmp_path, monkeypatch, capsys
+):
+    # Given a server running with its data folder in another directory
+    server_dir = tmp_path / "checkout" / ".memory-data"
+    server_secret = local_secret(server_dir, None)
+    record = register(
+        RunningServer(pid=os.getpid(), port=8080, data_dir=str(server_dir), secret_source="data folder")
+    )
+    # When `memory token` runs in a folder without a data folder
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    try:
+        assert cli.main(ARGS) == 0
+    finally:
+        unregister(record)
+    token, err = minted(capsys)
+    # Then the token verifies with the server's secret, stderr names the folder and the port, and
+    # no data folder was created here
+    assert verify_token(server_secret, token)["tenant_id"] == "acme"
+    assert str(server_dir) in err and "port 8080" in err and server_secret not in err
+    assert not (elsewhere / ".memory-data").exists()
+
+
+def test_given_no_server_when_a_token_is_made_then_the_default_folder_is_used_and_said(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(ARGS) == 0
+    token, err = minted(capsys)
+    secret = local_secret(tmp_path / ".memory-data", None)
+    assert verify_token(secret, token)["sub"] == "me"
+    assert "no server is running" in err and secret not in err
+
+
+def test_given_the_secret_in_the_environment_then_stderr_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEMORY_JWT_SECRET", "e" * 40)
+    assert cli.main(ARGS) == 0
+    token, err = minted(capsys)
+    assert verify_token("e" * 40, token) and "MEMORY_JWT_SECRET" in err and "e" * 40 not in err
+
+
+def test_records_of_ended_servers_are_ignored(tmp_path):
+    # Given a record left by a process that no longer exists
+    register(RunningServer(pid=2**22 + 12345, port=9, data_dir=str(tmp_path), secret_source="data folder"))
+    # Then it is not a running server
+    assert running_servers() == []
