@@ -72,23 +72,10 @@ def classify(
     injection_signals: tuple[str, ...],
 ) -> Classified:
     """Step 3: type, category, slot, sensitivity, retention; reject what is not worth keeping."""
-    memory_type = write.type
-    authority = write.source.kind
-    reasons: list[str] = []
-    flags: list[str] = []
-    final: Decision | None = None
-
+    _check_shape(write)
     category = _validated_category(write)
-    slot = write.slot
-    if memory_type in SLOT_REQUIRED_TYPES and not slot:
-        raise InvalidRequest(
-            f"a {memory_type.value} needs a slot (the key of its one current value)", field="slot"
-        )
-    if memory_type in APPEND_ONLY_TYPES and slot:
-        raise InvalidRequest(f"{memory_type.value} is append-only and takes no slot", field="slot")
-    if write.scope is Scope.TICKET and not (write.ticket_id or "").strip():
-        # a ticket's memory is served for that ticket only and ends with it: it must name one
-        raise InvalidRequest("a memory with scope ticket needs its ticket_id", field="ticket_id")
+    memory_type, slot, authority = write.type, write.slot, write.source.kind
+    reasons: list[str] = []
 
     # Commercial terms stay facts whoever mentions them: they wait for a reviewer anyway.
     held_for_approval = category in policy.approval_required_categories
@@ -97,33 +84,49 @@ def classify(
         reasons.append(f"{memory_type.value}_inferred_not_stated")
         memory_type, category, slot = MemoryType.OBSERVATION, default_category(MemoryType.OBSERVATION), None
 
-    if TYPE_SPECS[memory_type].quarantined:
-        reasons.append(f"{memory_type.value}_quarantined")
-        final = Decision.QUARANTINED
-
-    # The system of record owns these slots; a conversational commercial term (an SLA promise) is still
-    # held for review rather than dropped, and the live value wins at retrieval either way.
-    if (
-        slot
-        and slot in policy.sor_slot_fields
-        and authority is not Authority.SYSTEM_OF_RECORD
-        and category not in policy.approval_required_categories
-    ):
-        reasons.append("owned_by_system_of_record")
-        final = Decision.REJECTED
-
-    if TYPE_SPECS[memory_type].needs_confirmed_outcome and not _outcome_confirmed(write):
-        reasons.append("outcome_not_confirmed")
-        final = Decision.REJECTED
-
-    if masked_kinds:
-        flags.append(Flag.IDENTIFIER_MASKED.value)
+    effective_at, expires_at = _dates(write, memory_type, policy, now)
+    final = _verdict(
+        write, memory_type, slot, category, policy, injection_signals, expires_at, now, reasons=reasons
+    )
+    flags = [Flag.IDENTIFIER_MASKED.value] if masked_kinds else []
     if injection_signals:
         flags.append(Flag.UNTRUSTED_INSTRUCTION.value)
-        reasons.append("untrusted_instruction:" + ",".join(injection_signals))
-        if final is not Decision.REJECTED:
-            final = Decision.QUARANTINED
+    last_validated_at = now if authority in VERIFIED_AUTHORITIES else None
+    return Classified(
+        type=memory_type,
+        category=category,
+        slot=slot,
+        authority=authority,
+        sensitivity=_sensitivity(write, category, masked_kinds, policy),
+        effective_at=effective_at,
+        expires_at=expires_at,
+        flags=flags,
+        reasons=reasons,
+        final=final,
+        needs_approval=held_for_approval and authority.rank < Authority.HUMAN_VERIFIED.rank,
+        last_validated_at=last_validated_at,
+        needs_revalidation=revalidation_due(memory_type, slot, effective_at, last_validated_at, policy, now),
+    )
 
+
+def _check_shape(write: MemoryWrite) -> None:
+    """Slots where the type needs one (and none where it is append-only); a ticket for ticket scope."""
+    memory_type = write.type
+    if memory_type in SLOT_REQUIRED_TYPES and not write.slot:
+        raise InvalidRequest(
+            f"a {memory_type.value} needs a slot (the key of its one current value)", field="slot"
+        )
+    if memory_type in APPEND_ONLY_TYPES and write.slot:
+        raise InvalidRequest(f"{memory_type.value} is append-only and takes no slot", field="slot")
+    if write.scope is Scope.TICKET and not (write.ticket_id or "").strip():
+        # a ticket's memory is served for that ticket only and ends with it: it must name one
+        raise InvalidRequest("a memory with scope ticket needs its ticket_id", field="ticket_id")
+
+
+def _dates(
+    write: MemoryWrite, memory_type: MemoryType, policy: PolicyProfile, now: datetime
+) -> tuple[datetime, datetime | None]:
+    """When the memory takes effect and when it expires (a closed commitment: its retention after)."""
     effective_at = write.effective_at or now
     if effective_at > now + MAX_FUTURE_EFFECTIVE:
         raise InvalidRequest(
@@ -139,30 +142,48 @@ def classify(
     if closed is not None:  # a commitment recorded as already closed: kept for the retention after it
         end = retention_end(closed, policy)
         expires_at = end if expires_at is None else min(expires_at, end)
+    return effective_at, expires_at
+
+
+def _verdict(
+    write: MemoryWrite,
+    memory_type: MemoryType,
+    slot: str | None,
+    category: str,
+    policy: PolicyProfile,
+    injection_signals: tuple[str, ...],
+    expires_at: datetime | None,
+    now: datetime,
+    *,
+    reasons: list[str],
+) -> Decision | None:
+    """The decision classification alone settles (None: the later steps decide), each reason
+    appended in the order the rules apply."""
+    final: Decision | None = None
+    if TYPE_SPECS[memory_type].quarantined:
+        reasons.append(f"{memory_type.value}_quarantined")
+        final = Decision.QUARANTINED
+    # The system of record owns these slots; a conversational commercial term (an SLA promise) is still
+    # held for review rather than dropped, and the live value wins at retrieval either way.
+    if (
+        slot
+        and slot in policy.sor_slot_fields
+        and write.source.kind is not Authority.SYSTEM_OF_RECORD
+        and category not in policy.approval_required_categories
+    ):
+        reasons.append("owned_by_system_of_record")
+        final = Decision.REJECTED
+    if TYPE_SPECS[memory_type].needs_confirmed_outcome and not _outcome_confirmed(write):
+        reasons.append("outcome_not_confirmed")
+        final = Decision.REJECTED
+    if injection_signals:
+        reasons.append("untrusted_instruction:" + ",".join(injection_signals))
+        if final is not Decision.REJECTED:
+            final = Decision.QUARANTINED
     if final is None and expires_at is not None and expires_at <= now:
         reasons.append("already_expired")
         final = Decision.REJECTED
-
-    needs_approval = (
-        category in policy.approval_required_categories and authority.rank < Authority.HUMAN_VERIFIED.rank
-    )
-    last_validated_at = now if authority in VERIFIED_AUTHORITIES else None
-
-    return Classified(
-        type=memory_type,
-        category=category,
-        slot=slot,
-        authority=authority,
-        sensitivity=_sensitivity(write, category, masked_kinds, policy),
-        effective_at=effective_at,
-        expires_at=expires_at,
-        flags=flags,
-        reasons=reasons,
-        final=final,
-        needs_approval=needs_approval,
-        last_validated_at=last_validated_at,
-        needs_revalidation=revalidation_due(memory_type, slot, effective_at, last_validated_at, policy, now),
-    )
+    return final
 
 
 def _validated_category(write: MemoryWrite) -> str:
