@@ -7,6 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.api.http import create_app, current_principal
+from agent_memory.api.models.audit import AuditPage
 from agent_memory.bootstrap import get_container
 from agent_memory.domain.ids import ID_MAX_LENGTH, ID_PATTERN
 from agent_memory.observability import logger, metrics, tracer
@@ -21,7 +22,7 @@ def audit(
     since: Annotated[datetime | None, Query()] = None,
     cursor: Annotated[str | None, Query(max_length=40)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> dict[str, Any]:
+) -> AuditPage:
     page = get_container().reads.audit(
         current_principal(app),
         subject_id=subject_id,
@@ -30,7 +31,7 @@ def audit(
         cursor=cursor,
         limit=limit,
     )
-    return {"events": page.items, "next_cursor": page.next_cursor}
+    return AuditPage.model_validate({"events": page.items, "next_cursor": page.next_cursor})
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -7,6 +7,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory import __version__
 from agent_memory.api.http import create_app, json_response
+from agent_memory.api.models.health import Health, OpenApiDocument
 from agent_memory.api.openapi import merged_openapi, swagger_html
 from agent_memory.bootstrap import get_container
 from agent_memory.domain.errors import Unavailable
@@ -16,7 +17,7 @@ app = create_app()
 
 
 @app.get("/v1/health", summary="Liveness and dependencies")
-def health() -> Response[dict[str, Any]]:
+def health() -> Response[Health]:
     """200 when the database answers; 503 with Retry-After when it does not, within the pool
     timeout twice at most (a hung database is reported, never waited for)."""
     container = get_container()
@@ -27,18 +28,18 @@ def health() -> Response[dict[str, Any]]:
     except Exception as exc:
         logger.warning("health check failed", extra={"error": type(exc).__name__})
         database = "error"
-    body = {
-        "status": "ok" if database == "ok" else "degraded",
-        "database": database,
-        "embedder": container.embedder.name,
-        "version": __version__,
-    }
+    body = Health(
+        status="ok" if database == "ok" else "degraded",
+        database=database,
+        embedder=container.embedder.name,
+        version=__version__,
+    )
     return json_response(200 if database == "ok" else 503, body)
 
 
 @app.get("/v1/openapi.json", summary="The OpenAPI document of every route")
-def openapi() -> dict[str, Any]:
-    return merged_openapi()
+def openapi() -> OpenApiDocument:
+    return OpenApiDocument.model_validate(merged_openapi())
 
 
 @app.get("/v1/docs", summary="Swagger UI")

@@ -7,15 +7,20 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.api.http import create_app, current_principal
+from agent_memory.api.models.retrieve import (
+    ResolutionSearchRequest,
+    ResolutionSearchResponse,
+    RetrieveRequest,
+    RetrieveResponse,
+)
 from agent_memory.bootstrap import get_container
 from agent_memory.observability import SOR_UNAVAILABLE_METRIC, logger, metrics, tracer
-from agent_memory.services.retrieval import ResolutionSearchRequest, RetrieveRequest
 
 app = create_app()
 
 
 @app.post("/v1/retrieve", summary="Authorized, fresh, conflict-free, budgeted memory context")
-def retrieve(body: RetrieveRequest) -> dict[str, Any]:
+def retrieve(body: RetrieveRequest) -> RetrieveResponse:
     result = get_container().broker.retrieve(current_principal(app), body)
     metrics.add_metric(
         name="RetrievalLatency", unit=MetricUnit.Milliseconds, value=result.timings_ms["total"]
@@ -27,16 +32,16 @@ def retrieve(body: RetrieveRequest) -> dict[str, Any]:
         metrics.add_metric(name=f"RetrievalExcluded_{reason}", unit=MetricUnit.Count, value=n)
     if result.live_unavailable or result.ticket_unavailable:
         metrics.add_metric(name=SOR_UNAVAILABLE_METRIC, unit=MetricUnit.Count, value=1)
-    return result.public_view()
+    return RetrieveResponse.model_validate(result.public_view())
 
 
 @app.post("/v1/resolutions/search", summary="Reusable resolutions across the tenant's subjects")
-def search_resolutions(body: ResolutionSearchRequest) -> dict[str, Any]:
+def search_resolutions(body: ResolutionSearchRequest) -> ResolutionSearchResponse:
     result = get_container().broker.search_resolutions(current_principal(app), body)
     metrics.add_metric(
         name="ResolutionSearchReturned", unit=MetricUnit.Count, value=len(result["resolutions"])
     )
-    return result
+    return ResolutionSearchResponse.model_validate(result)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -2,26 +2,26 @@
 
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from agent_memory.api.http import create_app, current_principal, json_response
+from agent_memory.api.http import create_app, current_principal
+from agent_memory.api.models.sessions import CloseSessionRequest, SessionAccepted, SessionStatus
 from agent_memory.bootstrap import get_container
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES
 from agent_memory.observability import logger, metrics, tracer
-from agent_memory.services.sessions import CloseSessionRequest
 
 app = create_app(max_body_bytes=MAX_TRANSCRIPT_BYTES)
 
 
-@app.post("/v1/sessions/<session_id>/close", summary="Queue a closed session for extraction")
-def close_session(session_id: str, body: CloseSessionRequest) -> Response[dict[str, Any]]:
-    return json_response(202, get_container().sessions.close(current_principal(app), session_id, body))
+@app.post("/v1/sessions/<session_id>/close", summary="Queue a closed session for extraction", status_code=202)
+def close_session(session_id: str, body: CloseSessionRequest) -> SessionAccepted:
+    accepted = get_container().sessions.close(current_principal(app), session_id, body)
+    return SessionAccepted.model_validate(accepted)
 
 
 @app.get("/v1/sessions/<session_id>", summary="A session's extraction outcome")
-def session_status(session_id: str) -> dict[str, Any]:
-    return get_container().sessions.status(current_principal(app), session_id)
+def session_status(session_id: str) -> SessionStatus:
+    return SessionStatus.model_validate(get_container().sessions.status(current_principal(app), session_id))
 
 
 @logger.inject_lambda_context(clear_state=True)

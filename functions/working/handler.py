@@ -6,9 +6,9 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.api.http import create_app, current_principal
+from agent_memory.api.models.working import WorkingItemView, WorkingPutRequest, WorkingSessionView
 from agent_memory.bootstrap import get_container
 from agent_memory.observability import logger, metrics, tracer
-from agent_memory.services.working import WorkingItemView, WorkingPutRequest, WorkingSessionView
 
 app = create_app()
 
@@ -26,7 +26,7 @@ def list_working(session_id: str) -> WorkingSessionView:
     return get_container().working.show(current_principal(app), session_id)
 
 
-@app.delete("/v1/sessions/<session_id>/working/<key>", summary="Delete one working value")
+@app.delete("/v1/sessions/<session_id>/working/<key>", summary="Delete one working value", status_code=204)
 def delete_working(session_id: str, key: str) -> Response[None]:
     get_container().working.delete(current_principal(app), session_id, key)
     return Response(status_code=204)

@@ -234,6 +234,11 @@ class HistoryEntry(ResponseModel):
     superseded_at: datetime | None = None
     supersedes_id: str | None = None
     superseded_by_id: str | None = None
+    content: str | None = None
+    source: SourceView | None = None
+    verified_by: str | None = None
+    verified_at: datetime | None = None
+    evidence_ref: str | None = None
 
 
 class MemoryDetail(MemoryRecord):
@@ -337,6 +342,7 @@ class SessionStatus(ResponseModel):
     memory_ids: list[str] = Field(default_factory=list)
     attempts: int = 0
     extractor: str | None = None
+    reason: str | None = None  # why extraction failed (status failed)
 
     @property
     def done(self) -> bool:
@@ -354,6 +360,7 @@ class ReviewItem(ResponseModel):
     memory: MemoryRecord
     active: MemoryRecord | None = None
     diff: dict[str, Any] | None = None
+    evidence_required: bool = False
 
 
 class ReviewPage(ResponseModel):
@@ -386,6 +393,7 @@ class ErasureStatus(ResponseModel):
     steps: list[ErasureStep] = Field(default_factory=list)
     receipt: dict[str, Any] | None = None
     reason: str | None = None
+    duplicate_of_earlier_request: bool = False  # the same request_reference was sent before
 
 
 class AuditEvent(ResponseModel):
@@ -401,6 +409,7 @@ class AuditEvent(ResponseModel):
     subject_id: str | None = None
     reason: str | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
+    redacted: str | None = None  # "above_clearance": the record's id and payload are left out
 
 
 class AuditPage(ResponseModel):
@@ -425,6 +434,7 @@ class PolicyView(ResponseModel):
     source: str
     effective: dict[str, Any] = Field(default_factory=dict)
     presets: list[str] = Field(default_factory=list)
+    overrides_refused: bool = False  # the stored overrides break a rule added since: PUT a valid policy
 
 
 class Health(ResponseModel):

@@ -6,13 +6,18 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
+from http import HTTPStatus
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import ResponseBuilder
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestValidationError,
+    ResponseValidationError,
+)
 from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import ValidationError
 
 from agent_memory.api.identity import principal_from_authorizer
 from agent_memory.domain.enums import EventType
@@ -204,7 +209,11 @@ def is_json_media_type(value: str) -> bool:
 
 
 def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolver:
-    app = RequestScopedResolver(enable_validation=True)
+    # A response that does not fit its route's model (api/models) is the service's fault: a 500,
+    # never the 422 Powertools would answer by default.
+    app = RequestScopedResolver(
+        enable_validation=True, response_validation_error_http_code=HTTPStatus.INTERNAL_SERVER_ERROR
+    )
 
     def body_limit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
         body = app.current_event.body or ""
@@ -270,7 +279,11 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
 
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
-        logger.exception("unhandled error", extra={"error": type(exc).__name__})
+        extra: dict[str, Any] = {"error": type(exc).__name__}
+        if isinstance(exc, ValidationError | ResponseValidationError):
+            # an answer that does not fit its model: where, never the values
+            extra["locations"] = [".".join(map(str, e.get("loc", ()))) for e in exc.errors()][:10]
+        logger.exception("unhandled error", extra=extra)
         metrics.add_metric(name=INTERNAL_ERROR_METRIC, unit=MetricUnit.Count, value=1)
         # the error's class, never its message (which may quote what it failed on)
         _record_retrieval_failure(app, 500, "internal_error", f"unexpected {type(exc).__name__}")

@@ -1,0 +1,56 @@
+"""Review: the queue of pending and contested memories, and a reviewer's decisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from agent_memory.api.models.common import (
+    MEMORY_EXAMPLE,
+    MemoryView,
+    RequestModel,
+    ResponseModel,
+    omitted_when_absent,
+)
+from agent_memory.domain.sanitize import MaskedText
+
+
+class ReviewDecision(RequestModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"note": "confirmed on the call", "evidence_ref": "signed-contract-2026-118"}]
+        }
+    )
+
+    note: MaskedText | None = Field(default=None, max_length=2000)
+    evidence_ref: MaskedText | None = Field(
+        default=None,
+        min_length=1,
+        max_length=300,
+        description="required to approve a CONTRACT_COMMERCIAL memory",
+    )
+
+
+class ReviewItem(ResponseModel):
+    memory: MemoryView = Field(description="the memory waiting for a decision")
+    active: MemoryView | None = Field(description="the served record it would supersede or contradicts")
+    diff: dict[str, Any] | None = Field(
+        description="content (word operations), value (added/removed/changed keys), fields and source "
+        "that differ from the active record; null without one the reviewer may read"
+    )
+    evidence_required: bool | None = omitted_when_absent(
+        "approving it needs an evidence_ref (a commercial term does)"
+    )
+
+
+class ReviewPage(ResponseModel):
+    items: list[ReviewItem]
+    next_cursor: str | None
+
+
+class ReviewResult(ResponseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"memory": MEMORY_EXAMPLE, "superseded": []}]})
+
+    memory: MemoryView
+    superseded: list[str] = Field(description="ids of the versions the decision superseded")
