@@ -1,0 +1,193 @@
+"""SQL of the erasure steps: the subject's lock, the request's row, the lineage of what was derived
+from the subject, and the purge and verification of every layer that holds it.
+
+Mixed into the tenant session like `lifecycle`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
+
+# Records derived from a subject carry its lineage keys (session:..., transcript:...), mirrored
+# into memory_lineage (migration 0009): an equality lookup on a B-tree that row-level security
+# does not stop the planner from using, unlike the array column's GIN index.
+_DERIVED = """SELECT l.memory_id AS id FROM memory_lineage l
+                 JOIN memory_records r ON r.id = l.memory_id
+                WHERE l.tenant_id = %(t)s AND l.lineage_key = ANY(%(lk)s::text[])
+                  AND r.tenant_id = %(t)s AND r.subject_id <> %(s)s"""
+_SUBJECT_OR_DERIVED = f"""SELECT id FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s
+                          UNION {_DERIVED}"""
+
+
+class ErasureQueries:
+    conn: psycopg.Connection[DictRow]
+    tenant_id: str
+
+    def lock_subject_exclusive(self, subject_id: str) -> None:
+        self.conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"subject\x1f{self.tenant_id}\x1f{subject_id}",),
+        )
+
+    def create_erasure(self, **fields: Any) -> None:
+        self.conn.execute(
+            """INSERT INTO erasure_requests (tenant_id, erasure_id, subject_id, reason, request_reference,
+                                             requested_by, status, steps, deadline)
+               VALUES (%(t)s, %(erasure_id)s, %(subject_id)s, %(reason)s, %(request_reference)s, %(requested_by)s,
+                       'running', %(steps)s, %(deadline)s)""",
+            {"t": self.tenant_id, **fields, "steps": Jsonb(fields["steps"])},
+        )
+
+    def get_erasure(self, erasure_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
+        lock = " FOR UPDATE" if for_update else ""
+        return self.conn.execute(
+            f"SELECT * FROM erasure_requests WHERE tenant_id = %s AND erasure_id = %s{lock}",
+            (self.tenant_id, erasure_id),
+        ).fetchone()
+
+    def erasure_by_reference(self, subject_id: str, request_reference: str) -> dict[str, Any] | None:
+        return self.conn.execute(
+            """SELECT * FROM erasure_requests
+                WHERE tenant_id = %s AND subject_id = %s AND request_reference = %s AND status <> 'failed'
+                ORDER BY created_at DESC LIMIT 1""",
+            (self.tenant_id, subject_id, request_reference),
+        ).fetchone()
+
+    _ERASURE_FIELDS = frozenset(
+        {"status", "steps", "lineage_keys", "receipt", "failure_reason", "completed_at"}
+    )
+
+    def update_erasure(self, erasure_id: str, **fields: Any) -> None:
+        unknown = set(fields) - self._ERASURE_FIELDS
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        params = {k: (Jsonb(v) if k in ("steps", "receipt") else v) for k, v in fields.items()}
+        sets = ", ".join(f"{k} = %({k})s" for k in params)
+        self.conn.execute(
+            f"UPDATE erasure_requests SET {sets}, updated_at = now() WHERE tenant_id = %(t)s AND erasure_id = %(e)s",
+            {**params, "t": self.tenant_id, "e": erasure_id},
+        )
+
+    def overdue_erasures(self, now: datetime) -> list[dict[str, Any]]:
+        return self.conn.execute(
+            "SELECT erasure_id, subject_id, deadline FROM erasure_requests"
+            " WHERE tenant_id = %s AND status = 'running' AND deadline < %s",
+            (self.tenant_id, now),
+        ).fetchall()
+
+    def subject_lineage(self, subject_id: str) -> dict[str, Any]:
+        row = self.conn.execute(
+            """SELECT count(*) AS records,
+                      coalesce(array(SELECT DISTINCT unnest(lineage_keys) FROM memory_records
+                                      WHERE tenant_id = %(t)s AND subject_id = %(s)s), '{}') AS lineage,
+                      coalesce(array(SELECT DISTINCT content_hash FROM memory_records
+                                      WHERE tenant_id = %(t)s AND subject_id = %(s)s), '{}') AS hashes,
+                      coalesce(array(SELECT 'session:' || session_id FROM sessions
+                                      WHERE tenant_id = %(t)s AND subject_id = %(s)s), '{}') AS sessions,
+                      coalesce(array(SELECT transcript_key FROM sessions
+                                      WHERE tenant_id = %(t)s AND subject_id = %(s)s
+                                        AND transcript_key IS NOT NULL), '{}') AS transcripts
+                 FROM memory_records WHERE tenant_id = %(t)s AND subject_id = %(s)s""",
+            {"t": self.tenant_id, "s": subject_id},
+        ).fetchone()
+        assert row is not None
+        return dict(row)
+
+    def tombstone_subject(
+        self, subject_id: str, erasure_id: str, hashes: Sequence[str], lineage_keys: Sequence[str]
+    ) -> int:
+        rows: list[tuple[str, str, str | None, str | None, str]] = [
+            (self.tenant_id, subject_id, h, None, erasure_id) for h in hashes
+        ]
+        rows += [(self.tenant_id, subject_id, None, k, erasure_id) for k in lineage_keys]
+        self.conn.execute(
+            "DELETE FROM tombstones WHERE tenant_id = %s AND erasure_id = %s", (self.tenant_id, erasure_id)
+        )  # idempotent re-run
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO tombstones (tenant_id, subject_id, content_hash, lineage_key, erasure_id)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                rows,
+            )
+        return len(rows)
+
+    def _lineage_ids(self, sql: str, subject_id: str, lineage_keys: Sequence[str]) -> list[str]:
+        rows = self.conn.execute(
+            sql, {"t": self.tenant_id, "s": subject_id, "lk": list(lineage_keys)}
+        ).fetchall()
+        return [r["id"] for r in rows]
+
+    def _subject_and_derived_ids(self, subject_id: str, lineage_keys: Sequence[str]) -> list[str]:
+        return self._lineage_ids(_SUBJECT_OR_DERIVED, subject_id, lineage_keys)
+
+    def purge_subject_index(self, subject_id: str, lineage_keys: Sequence[str]) -> int:
+        # Ids first, then the UPDATE by primary key: joined in one statement, the planner expected
+        # millions of targets and hashed the whole table (minutes at 2,000,000 rows).
+        ids = self._subject_and_derived_ids(subject_id, lineage_keys)
+        rows = self.conn.execute(
+            """UPDATE memory_records SET embedding = NULL, status = 'tombstoned'
+                WHERE tenant_id = %s AND id = ANY(%s) RETURNING id""",
+            (self.tenant_id, ids),
+        ).fetchall()
+        self.conn.execute(
+            "DELETE FROM memory_sentences WHERE tenant_id = %s AND (subject_id = %s OR memory_id = ANY(%s))",
+            (self.tenant_id, subject_id, [r["id"] for r in rows]),
+        )
+        return len(rows)
+
+    def purge_subject_records(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]:
+        self.lock_subject_exclusive(subject_id)
+        derived_ids = self._lineage_ids(_DERIVED, subject_id, lineage_keys)
+        derived = self.conn.execute(
+            "DELETE FROM memory_records WHERE tenant_id = %s AND id = ANY(%s) RETURNING id",
+            (self.tenant_id, derived_ids),
+        ).fetchall()
+        own = self.conn.execute(
+            "DELETE FROM memory_records WHERE tenant_id = %s AND subject_id = %s RETURNING id",
+            (self.tenant_id, subject_id),
+        ).fetchall()
+        sessions = self.conn.execute(
+            "DELETE FROM sessions WHERE tenant_id = %s AND subject_id = %s RETURNING session_id",
+            (self.tenant_id, subject_id),
+        ).fetchall()
+        # Their extraction messages too: a pending one would be sent for a session that is gone,
+        # and a session id is the caller's own text.
+        self.conn.execute(
+            "DELETE FROM outbox WHERE tenant_id = %s AND dedupe_key = ANY(%s)",
+            (self.tenant_id, [f"extract:{r['session_id']}" for r in sessions]),
+        )
+        return {"records": len(own), "derived": len(derived), "sessions": len(sessions)}
+
+    def purge_subject_caches(self, subject_id: str) -> int:
+        rows = self.conn.execute(
+            "DELETE FROM idempotency_keys WHERE tenant_id = %s AND subject_id = %s RETURNING key",
+            (self.tenant_id, subject_id),
+        ).fetchall()
+        return len(rows)
+
+    def verify_subject_erased(self, subject_id: str, lineage_keys: Sequence[str]) -> dict[str, int]:
+        ids = self._subject_and_derived_ids(subject_id, lineage_keys)
+        row = self.conn.execute(
+            """WITH targets AS MATERIALIZED (
+                   SELECT r.embedding IS NOT NULL AS has_vector, r.content_tsv IS NOT NULL AS has_text,
+                          r.subject_id = %(s)s AS own
+                     FROM memory_records r WHERE r.tenant_id = %(t)s AND r.id = ANY(%(ids)s))
+               SELECT
+                 (SELECT count(*) FROM targets WHERE own) AS records,
+                 (SELECT count(*) FROM targets WHERE has_vector)
+                 + (SELECT count(*) FROM memory_sentences WHERE tenant_id = %(t)s AND subject_id = %(s)s)
+                   AS embeddings,
+                 (SELECT count(*) FROM targets WHERE has_text) AS fulltext,
+                 (SELECT count(*) FROM targets WHERE NOT own) AS derived,
+                 (SELECT count(*) FROM idempotency_keys WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS cache,
+                 (SELECT count(*) FROM sessions WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS sessions""",
+            {"t": self.tenant_id, "s": subject_id, "ids": ids},
+        ).fetchone()
+        assert row is not None
+        return dict(row)
