@@ -294,9 +294,9 @@ def build_server(
     return server
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None, prog: str = "agent-memory-mcp") -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="agent-memory-mcp",
+        prog=prog,
         description="MCP server for the Agent Memory Service: tools that act with the caller's token.",
     )
     parser.add_argument(
@@ -317,15 +317,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "agent-memory-mcp") -> int:
     """Entry point of `agent-memory-mcp` and `memory mcp`."""
-    args = parse_args(argv)
+    args = parse_args(argv, prog)
     if not args.token and not args.http:
-        print("agent-memory-mcp: no token: set MEMORY_TOKEN or pass --token", file=sys.stderr)
+        print(f"{prog}: no token: set MEMORY_TOKEN or pass --token", file=sys.stderr)
         return 2
     server = build_server(args.url, args.token)
     if args.http:
-        print(f"agent-memory-mcp: streamable HTTP on http://{args.host}:{args.port}/mcp", file=sys.stderr)
+        print(f"{prog}: streamable HTTP on http://{args.host}:{args.port}/mcp", file=sys.stderr)
         server.run("streamable-http", host=args.host, port=args.port)
     else:
         server.run("stdio")

@@ -320,6 +320,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return int(bench_main(args.bench_args) or 0)
 
 
+MCP_MISSING = (
+    "memory mcp: the MCP server is part of the Python client with its mcp extra, which is not "
+    "installed here: pip install './clients/python[mcp]' (from the repository)"
+)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The client's MCP server (`agent-memory-mcp`); it calls the API with the caller's token."""
+    try:
+        from agent_memory_client.mcp_server import main as mcp_main
+    except ImportError as exc:
+        print(f"{MCP_MISSING} ({exc})", file=sys.stderr)
+        return 2
+    return int(mcp_main(args.mcp_args, prog="memory mcp") or 0)
+
+
 def _functions() -> list[Any]:
     from agent_memory.functions_spec import FUNCTIONS
 
@@ -390,6 +406,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("bench_args", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_bench)
 
+    s = sub.add_parser(
+        "mcp",
+        help="MCP server for agents (stdio, or --http [--port N]); MEMORY_URL and MEMORY_TOKEN",
+        add_help=False,
+    )
+    s.add_argument("mcp_args", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_mcp)
+
     s = sub.add_parser("policy", help="set a tenant's policy profile")
     s.add_argument("--tenant", required=True)
     s.add_argument("--profile", required=True, choices=["crm", "support", "wealth", "benchmark"])
@@ -406,6 +430,9 @@ def main(argv: list[str] | None = None) -> int:
         # Handed over whole: argparse's REMAINDER drops a leading option such as --help.
         os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
         return cmd_bench(argparse.Namespace(bench_args=argv[1:]))
+    if argv[:1] == ["mcp"]:
+        # Handed over whole, like bench; stdout is the MCP stream, so nothing else may print there.
+        return cmd_mcp(argparse.Namespace(mcp_args=argv[1:]))
     args = build_parser().parse_args(argv)
     if args.command != "serve":
         # one-shot commands print JSON; per-write INFO lines would drown it
