@@ -7,13 +7,10 @@ done and the next run picks up the rest.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from agent_memory.domain.enums import EventType, MemoryType, Role, Status
 from agent_memory.domain.errors import Conflict, NotFound
@@ -27,14 +24,13 @@ from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.ports.system_of_record import SystemOfRecord, SystemOfRecordUnavailable
 from agent_memory.services.authorization import require_mutation, visible
+from agent_memory.services.consolidation import merge_duplicates, weigh_observations
 from agent_memory.services.policies import PolicyRegistry
 
 if TYPE_CHECKING:
     from agent_memory.progress import ProgressBar, ProgressFactory
 
 CANDIDATE_MAX_AGE_DAYS = 90
-CORROBORATION_SIMILARITY = 0.85
-CORROBORATION_SOURCES = 2
 
 
 @dataclass
@@ -60,10 +56,6 @@ class PurgeReport:
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
-
-
-NEAR_DUPLICATE_WATERMARK = "near_duplicates"
-NEAR_DUPLICATE_PAIRS_PER_RUN = 500
 
 
 class LifecycleService:
@@ -309,76 +301,10 @@ class LifecycleService:
         now = self.clock()
         policy = self.policies.for_tenant(tenant)
         with self.store.tenant(tenant) as s:
-            groups = s.duplicate_groups(500)
-            # Near duplicates: only memories written since the last complete pass, each against its
-            # subject (the full pairwise pass is quadratic in a subject's size). The watermark moves
-            # only when the pass found fewer pairs than its cap, and keeps an hour of overlap for
-            # writes that committed late; it is read from the data (the newest memory seen), not a clock; re-checking a pair is harmless.
-            since = s.watermark(NEAR_DUPLICATE_WATERMARK)
-            newest = s.newest_created_at()
-            pairs = (
-                s.near_duplicate_pairs(policy.near_duplicate_similarity, NEAR_DUPLICATE_PAIRS_PER_RUN, since)
-                if policy.near_duplicate_similarity <= 1.0
-                else []
-            )
-            if len(pairs) < NEAR_DUPLICATE_PAIRS_PER_RUN and newest is not None:
-                s.set_watermark(NEAR_DUPLICATE_WATERMARK, newest - timedelta(hours=1))
-            merges: dict[str, set[str]] = defaultdict(set)
-            for g in groups:
-                merges[g["ids"][0]].update(g["ids"][1:])
-            merged_away: set[str] = {m for ms in merges.values() for m in ms}
-            for p in pairs:
-                if p["keep"] not in merged_away and p["merge"] not in merges:
-                    merges[p["keep"]].add(p["merge"])
-                    merged_away.add(p["merge"])
-            for keep, others in merges.items():
-                s.merge_into(keep, sorted(others), now)
-                s.append_events(
-                    [
-                        NewEvent(
-                            EventType.SUPERSEDED.value,
-                            "lifecycle",
-                            o,
-                            None,
-                            "consolidated",
-                            {"superseded_by": keep},
-                        )
-                        for o in sorted(others)
-                    ]
-                )
-                report.merged += len(others)
-            observations = s.observations(5000)
-            by_subject: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for o in observations:
-                by_subject[o["subject_id"]].append(o)
-            for subject, obs in by_subject.items():
-                for o in obs:
-                    sources = {
-                        (x["session_id"] or x["id"])
-                        for x in obs
-                        if x["id"] != o["id"]
-                        and _cosine(o["embedding"], x["embedding"]) >= CORROBORATION_SIMILARITY
-                    }
-                    own = o["session_id"] or o["id"]
-                    independent = sources - {own}
-                    if len(independent) + 1 >= CORROBORATION_SOURCES:
-                        s.promote_observation(o["id"], sorted(independent))
-                        s.append_events(
-                            [
-                                NewEvent(
-                                    EventType.UPDATED.value,
-                                    "lifecycle",
-                                    o["id"],
-                                    subject,
-                                    "corroborated_observation_promoted_to_review",
-                                    {"corroborating_sources": len(independent)},
-                                )
-                            ]
-                        )
-                        report.promoted += 1
-                    else:
-                        s.demote_observation(o["id"])
-                        report.demoted += 1
+            report.merged += merge_duplicates(s, policy, now)
+            promoted, demoted = weigh_observations(s)
+            report.promoted += promoted
+            report.demoted += demoted
 
     def reindex_pending(self, tenant: str, batch: int = 100, progress: ProgressFactory | None = None) -> int:
         """Give a vector (and sentence vectors) to records written while the embedder was down.
@@ -557,13 +483,3 @@ def _due_arguments(policy: PolicyProfile, now: datetime) -> tuple[dict[str, date
     """The store's view of the revalidation rule: per type its cutoff, and the slots not aged."""
     cutoffs = {t.value: at for t, at in revalidation_cutoffs(policy, now).items()}
     return cutoffs, sorted(policy.sor_slot_fields)
-
-
-def _vector(v: Any) -> np.ndarray:
-    return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
-
-
-def _cosine(a: Any, b: Any) -> float:
-    va, vb = _vector(a), _vector(b)
-    denom = float(np.linalg.norm(va) * np.linalg.norm(vb)) or 1.0
-    return float(va @ vb) / denom
