@@ -55,6 +55,23 @@ class DeploymentConfig:
     # API.
     api_throttle_rate_limit: float = 100.0
     api_throttle_burst_limit: int = 200
+    # Identity: the authorizer verifies the HS256 secret's tokens unless a JWKS is configured.
+    # cognitoUserPool creates a user pool for machine clients (client credentials) and wires it;
+    # otherwise jwtIssuer + jwtJwksUrl + jwtAudience name the tenant's own IdP (docs/deploy.md).
+    cognito_user_pool: bool = False
+    cognito_domain_prefix: str = ""  # the hosted token endpoint's prefix (default agent-memory-<env>)
+    jwt_issuer: str = ""
+    jwt_jwks_url: str = ""
+    jwt_audience: str = ""
+    jwt_audience_claim: str = "aud"
+    jwt_required_claims: str = ""  # JSON object, e.g. {"token_use": "access"}
+    jwt_tenant_id: str = ""  # one IdP, one tenant (required with the Cognito pool)
+    jwt_tenant_claim: str = "tenant_id"
+    jwt_roles_claim: str = "roles"
+    jwt_role_prefix: str = ""
+    jwt_role_map: str = ""  # JSON object: the IdP's role names -> this service's roles
+    jwt_clearance_claim: str = "clearance"
+    jwt_default_clearance: str = "internal"
     # Observability.
     log_retention_days: int = 30
     powertools_log_level: str = "INFO"
@@ -101,6 +118,33 @@ class DeploymentConfig:
             raise ValueError("erasureVerifyRounds must be at least 1")
         if self.embedder == "openai" and self.embedding_dim < 1:
             raise ValueError("embeddingDim must be positive")
+        self._validate_identity()
+
+    def _validate_identity(self) -> None:
+        external = (self.jwt_issuer, self.jwt_jwks_url, self.jwt_audience)
+        if self.cognito_user_pool and any(external):
+            raise ValueError(
+                "cognitoUserPool and jwtIssuer/jwtJwksUrl/jwtAudience are alternatives: pick one"
+            )
+        if self.cognito_user_pool and not self.jwt_tenant_id:
+            raise ValueError(
+                "cognitoUserPool needs jwtTenantId: the tenant whose agents the pool's clients are"
+            )
+        if any(external) and not all(external):
+            raise ValueError("an external IdP needs jwtIssuer, jwtJwksUrl and jwtAudience together")
+        if self.jwt_jwks_url and not self.jwt_jwks_url.startswith("https://"):
+            raise ValueError("jwtJwksUrl must be https")
+        for name in ("jwt_required_claims", "jwt_role_map"):
+            raw = getattr(self, name)
+            if raw and not isinstance(json.loads(raw), dict):
+                raise ValueError(f"{_camel(name)} must be a JSON object")
+        if self.jwt_default_clearance not in ("public", "internal", "confidential", "restricted"):
+            raise ValueError("jwtDefaultClearance must be public, internal, confidential or restricted")
+
+    @property
+    def jwks_identity(self) -> bool:
+        """The authorizer verifies an IdP's tokens (Cognito's or the tenant's own)."""
+        return self.cognito_user_pool or bool(self.jwt_jwks_url)
 
 
 def _camel(name: str) -> str:

@@ -54,6 +54,7 @@ def add_suppressions(stack: MemoryStack) -> None:
     _functions(stack)
     _data(stack)
     _api(stack)
+    _identity(stack)
 
 
 def _functions(stack: MemoryStack) -> None:
@@ -172,8 +173,9 @@ def _api(stack: MemoryStack) -> None:
         ack(
             api_method,
             "COG4",
-            "Identity is the service's own JWT (API.md), checked by a Lambda TOKEN "
-            "authorizer, not a Cognito user pool.",
+            "Tokens are checked by a Lambda TOKEN authorizer (API.md): HS256 with the "
+            "deployment's secret, or an IdP's JWKS (the optional Cognito pool's included), with "
+            "claims mapped to tenant, roles and clearance, which a Cognito authorizer cannot do.",
         )
         if not api.route_auth[(method, path)]:
             ack(
@@ -182,3 +184,15 @@ def _api(stack: MemoryStack) -> None:
                 f"{method} {path} is public by design (auth=False in FUNCTIONS): health, "
                 "OpenAPI document and Swagger UI.",
             )
+
+
+def _identity(stack: MemoryStack) -> None:
+    if stack.identity is None:
+        return
+    ack(
+        stack.identity.user_pool,
+        "COG8",
+        "The Plus feature plan buys threat protection for user sign-ins (compromised "
+        "credentials, adaptive authentication); this pool's callers are machine clients using "
+        "the client-credentials grant, which it does not evaluate. Essentials is enough.",
+    )

@@ -16,6 +16,7 @@ from infra.constructs.api import Api
 from infra.constructs.database import Database, DatabaseMigrations
 from infra.constructs.erasure import ErasureWorkflow
 from infra.constructs.functions import PermissionTargets, ServiceFunctions
+from infra.constructs.identity import CognitoIdentity, authorizer_environment
 from infra.constructs.lifecycle import Lifecycle, OutboxRelaySchedule
 from infra.constructs.monitoring import Monitoring
 from infra.constructs.network import Network
@@ -79,6 +80,7 @@ class MemoryStack(Stack):
             )
         )
         self._wire_triggers()
+        self._wire_identity()
         self.migrations = DatabaseMigrations(
             self,
             "Migrations",
@@ -112,6 +114,19 @@ class MemoryStack(Stack):
         CfnOutput(self, "ErasureStateMachineArn", value=self.erasure.state_machine.state_machine_arn)
         CfnOutput(self, "MigrationsFunctionName", value=self.migrations.function.function_name)
         add_suppressions(self)
+
+    def _wire_identity(self) -> None:
+        """The authorizer's token settings: the Cognito pool's, an external IdP's, or none (HS256)."""
+        self.identity = (
+            CognitoIdentity(self, "Identity", config=self.config) if self.config.cognito_user_pool else None
+        )
+        _, authorizer = self.functions.single("authorizer")
+        for name, value in authorizer_environment(self.config, self.identity).items():
+            authorizer.add_environment(name, value)
+        if self.identity is not None:
+            CfnOutput(self, "UserPoolId", value=self.identity.user_pool.user_pool_id)
+            CfnOutput(self, "AgentClientId", value=self.identity.agent_client.user_pool_client_id)
+            CfnOutput(self, "TokenUrl", value=self.identity.token_url)
 
     def _wire_triggers(self) -> None:
         """Each trigger kind of FUNCTIONS has exactly one wiring; an unknown kind fails the synth."""

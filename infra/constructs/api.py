@@ -46,6 +46,10 @@ GATEWAY_ERRORS: tuple[tuple[apigw.ResponseType, str | None, str, str], ...] = (
 )
 
 
+# An authorizer that cannot verify (the IdP's keys unreachable) is a 503: clients retry after this.
+RETRY_AFTER = {"503": {"Retry-After": "'5'"}}
+
+
 def error_template(code: str, message: str) -> str:
     """An API.md error body; `$context.requestId` is filled in by API Gateway."""
     body = json.dumps({"error": {"code": code, "message": message, "request_id": "__REQUEST_ID__"}})
@@ -142,7 +146,7 @@ class Api(Construct):
                 type=response_type,
                 status_code=status,
                 templates={"application/json": error_template(code, message)},
-                response_headers={"Cache-Control": "'no-store'"},
+                response_headers={"Cache-Control": "'no-store'"} | RETRY_AFTER.get(status or "", {}),
             )
         self.methods: dict[tuple[str, str], apigw.Method] = {}
         self.route_auth: dict[tuple[str, str], bool] = {}
