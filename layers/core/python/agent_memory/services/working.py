@@ -20,15 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.errors import Conflict, InvalidRequest, PayloadTooLarge
 from agent_memory.domain.ids import ID_RULE, SubjectId, valid_id
+from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import Principal
 from agent_memory.domain.working import (
+    PreparedValue,
     instruction_at,
     key_carries_identifier,
     mask_working_value,
     value_bytes,
 )
 from agent_memory.observability import logger
-from agent_memory.ports.store import MemoryStore, NewEvent, WorkingItem
+from agent_memory.ports.store import MemoryStore, NewEvent, WorkingItem, WorkingSessionState
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.policies import PolicyRegistry
 
@@ -79,54 +81,11 @@ class WorkingMemoryService:
                 "key must not contain an identifier (a card, account, IBAN or tax number)", field="key"
             )
         policy = self.policies.for_tenant(principal.tenant_id)
-        ceiling = policy.working_max_ttl_seconds
-        ttl = (
-            request.ttl_seconds
-            if request.ttl_seconds is not None
-            else min(policy.working_ttl_seconds, ceiling)
-        )
-        if ttl > ceiling:
-            raise InvalidRequest(
-                f"ttl_seconds {ttl} exceeds the policy's ceiling of {ceiling}", field="ttl_seconds"
-            )
-        limit = policy.working_max_bytes
-        if value_bytes(request.value) > 4 * limit:  # masking never grows a value this much: not worth masking
-            raise PayloadTooLarge(
-                f"value exceeds the session's {limit} bytes of working memory", field="value"
-            )
-        prepared = mask_working_value(request.value)
-        if prepared.bytes > limit:
-            raise PayloadTooLarge(
-                f"value exceeds the session's {limit} bytes of working memory", field="value"
-            )
-        flagged_at = instruction_at(prepared.value)
-        if flagged_at is not None:
-            logger.warning("instruction-like working value refused", extra={"session_id": session_id})
-            raise InvalidRequest(
-                f"{flagged_at}: reads like an instruction to a model; working memory holds data only",
-                field=flagged_at,
-            )
+        ttl = _ttl(request, policy)
+        prepared = _prepared(request, policy, session_id)
         with self.store.tenant(principal.tenant_id) as s:
             s.lock_working_session(session_id, request.subject_id)
-            state = s.working_session_state(session_id, request.subject_id, key)
-            if state.closed:
-                raise Conflict("the session is closed; its working memory ended with it", field="session_id")
-            if state.erasing:
-                raise Conflict("an erasure of this subject is in progress", field="subject_id")
-            if state.other_subject:
-                raise Conflict("the session's working memory belongs to another subject", field="subject_id")
-            if state.items + 1 > policy.working_max_items:
-                raise InvalidRequest(
-                    f"the session already holds {state.items} working values, the policy's maximum"
-                    f" is {policy.working_max_items}; delete one or let it expire",
-                    field="key",
-                )
-            if state.bytes + prepared.bytes > limit:
-                raise PayloadTooLarge(
-                    f"the session's working memory would hold {state.bytes + prepared.bytes} bytes,"
-                    f" the policy's maximum is {limit}",
-                    field="value",
-                )
+            _check_room(s.working_session_state(session_id, request.subject_id, key), prepared.bytes, policy)
             item = s.put_working_item(
                 session_id=session_id,
                 subject_id=request.subject_id,
@@ -218,3 +177,54 @@ def _check_ids(session_id: str, key: str | None = None) -> None:
         raise InvalidRequest(f"session_id must be {ID_RULE}", field="session_id")
     if key is not None and not valid_id(key):
         raise InvalidRequest(f"key must be {ID_RULE}", field="key")
+
+
+def _ttl(request: WorkingPutRequest, policy: PolicyProfile) -> int:
+    """The value's time to live: as asked, else the policy's default, never above its ceiling."""
+    ceiling = policy.working_max_ttl_seconds
+    ttl = request.ttl_seconds if request.ttl_seconds is not None else min(policy.working_ttl_seconds, ceiling)
+    if ttl > ceiling:
+        raise InvalidRequest(
+            f"ttl_seconds {ttl} exceeds the policy's ceiling of {ceiling}", field="ttl_seconds"
+        )
+    return ttl
+
+
+def _prepared(request: WorkingPutRequest, policy: PolicyProfile, session_id: str) -> PreparedValue:
+    """The value masked, within the session's byte limit, and refused if it reads like an instruction."""
+    limit = policy.working_max_bytes
+    if value_bytes(request.value) > 4 * limit:  # masking never grows a value this much: not worth masking
+        raise PayloadTooLarge(f"value exceeds the session's {limit} bytes of working memory", field="value")
+    prepared = mask_working_value(request.value)
+    if prepared.bytes > limit:
+        raise PayloadTooLarge(f"value exceeds the session's {limit} bytes of working memory", field="value")
+    flagged_at = instruction_at(prepared.value)
+    if flagged_at is not None:
+        logger.warning("instruction-like working value refused", extra={"session_id": session_id})
+        raise InvalidRequest(
+            f"{flagged_at}: reads like an instruction to a model; working memory holds data only",
+            field=flagged_at,
+        )
+    return prepared
+
+
+def _check_room(state: WorkingSessionState, size: int, policy: PolicyProfile) -> None:
+    """The session is open, this subject's, not being erased, and has room for one more value."""
+    if state.closed:
+        raise Conflict("the session is closed; its working memory ended with it", field="session_id")
+    if state.erasing:
+        raise Conflict("an erasure of this subject is in progress", field="subject_id")
+    if state.other_subject:
+        raise Conflict("the session's working memory belongs to another subject", field="subject_id")
+    if state.items + 1 > policy.working_max_items:
+        raise InvalidRequest(
+            f"the session already holds {state.items} working values, the policy's maximum"
+            f" is {policy.working_max_items}; delete one or let it expire",
+            field="key",
+        )
+    if state.bytes + size > policy.working_max_bytes:
+        raise PayloadTooLarge(
+            f"the session's working memory would hold {state.bytes + size} bytes,"
+            f" the policy's maximum is {policy.working_max_bytes}",
+            field="value",
+        )
