@@ -184,27 +184,8 @@ class ExportService:
             raise InvalidRequest(
                 f"limit must be between 1 and {ceiling} (the policy's page size)", field="limit"
             )
-        start, position, upto = _decode(cursor)
-        found: dict[str, list[Any]] = {name: [] for name in SECTIONS}
-        next_cursor: str | None = None
-        left = limit
         with self.store.tenant(principal.tenant_id) as s:
-            # The export covers the audit trail as it stood when it began: the events its own pages
-            # write are not walked (else a small page size would never reach the end).
-            if upto is None:
-                upto = s.last_event_seq()
-            for index in range(start, len(SECTIONS)):
-                section = SECTIONS[index]
-                key = position if index == start else None
-                if left == 0:  # the page is full: the next one starts this section
-                    next_cursor = _encode(section, None, upto)
-                    break
-                items, consumed, resume = self._section(s, principal, subject_id, section, key, left, upto)
-                found[section] = items
-                left -= consumed
-                if resume is not None:
-                    next_cursor = _encode(section, resume, upto)
-                    break
+            found, next_cursor = self._walk(s, principal, subject_id, cursor, limit)
             working = (
                 [WorkingView(**w) for w in s.subject_working_items(subject_id)] if cursor is None else []
             )
@@ -239,51 +220,76 @@ class ExportService:
             next_cursor=next_cursor,
         )
 
-    def _section(
-        self,
-        s: TenantSession,
-        principal: Principal,
-        subject_id: str,
-        section: str,
-        key: Any,
-        limit: int,
-        upto: int,
+    def _walk(
+        self, s: TenantSession, principal: Principal, subject_id: str, cursor: str | None, limit: int
+    ) -> tuple[dict[str, list[Any]], str | None]:
+        """The entries of one page, section by section from the cursor, and the next page's cursor."""
+        start, position, upto = _decode(cursor)
+        found: dict[str, list[Any]] = {name: [] for name in SECTIONS}
+        left = limit
+        # The export covers the audit trail as it stood when it began: the events its own pages
+        # write are not walked (else a small page size would never reach the end).
+        if upto is None:
+            upto = s.last_event_seq()
+        for index in range(start, len(SECTIONS)):
+            section = SECTIONS[index]
+            if left == 0:  # the page is full: the next one starts this section
+                return found, _encode(section, None, upto)
+            key = position if index == start else None
+            read = {
+                "memories": self._memories,
+                "sessions": self._sessions,
+                "erasures": self._erasures,
+                "events": self._events,
+            }[section]
+            items, consumed, resume = read(s, principal, subject_id, key, left, upto)
+            found[section] = items
+            left -= consumed
+            if resume is not None:
+                return found, _encode(section, resume, upto)
+        return found, None
+
+    # Each section reader returns up to `limit` entries after `key`: the items shown, how many
+    # entries were read, and where to resume (None: the section is done).
+
+    def _memories(
+        self, s: TenantSession, principal: Principal, subject_id: str, key: Any, limit: int, upto: int
     ) -> tuple[list[Any], int, Any]:
-        """Up to `limit` entries of one section after `key`: the items shown, how many entries were
-        read, and where to resume (None: the section is done)."""
-        if section == "memories":
-            records = s.list_subject(
-                subject_id,
-                statuses=_ALL_STATUSES,
-                types=None,
-                max_sensitivity_rank=principal.clearance.rank,
-                before=key,
-                limit=limit + 1,
-            )
-            shown = records[:limit]
-            resume = [shown[-1].created_at.isoformat(), shown[-1].id] if len(records) > limit else None
-            return [_memory_view(r) for r in shown], len(shown), resume
-        if section == "sessions":
-            rows = s.subject_sessions(subject_id, before=key, limit=limit + 1)
-            shown_rows = rows[:limit]
-            referenced = {m for r in shown_rows for m in r["memory_ids"]}
-            above = s.records_above_clearance(referenced, principal.clearance.rank)
-            resume = (
-                [shown_rows[-1]["created_at"].isoformat(), shown_rows[-1]["session_id"]]
-                if len(rows) > limit
-                else None
-            )
-            return [_session_view(r, above) for r in shown_rows], len(shown_rows), resume
-        if section == "erasures":
-            rows = s.subject_erasures(subject_id, before=key, limit=limit + 1)
-            shown_rows = rows[:limit]
-            resume = (
-                [shown_rows[-1]["created_at"].isoformat(), shown_rows[-1]["erasure_id"]]
-                if len(rows) > limit
-                else None
-            )
-            return [ErasureView(**r) for r in shown_rows], len(shown_rows), resume
-        # events: one about a record above clearance keeps its place, without record id or payload
+        records = s.list_subject(
+            subject_id,
+            statuses=_ALL_STATUSES,
+            types=None,
+            max_sensitivity_rank=principal.clearance.rank,
+            before=key,
+            limit=limit + 1,
+        )
+        shown = records[:limit]
+        resume = [shown[-1].created_at.isoformat(), shown[-1].id] if len(records) > limit else None
+        return [_memory_view(r) for r in shown], len(shown), resume
+
+    def _sessions(
+        self, s: TenantSession, principal: Principal, subject_id: str, key: Any, limit: int, upto: int
+    ) -> tuple[list[Any], int, Any]:
+        rows = s.subject_sessions(subject_id, before=key, limit=limit + 1)
+        shown = rows[:limit]
+        above = s.records_above_clearance(
+            {m for r in shown for m in r["memory_ids"]}, principal.clearance.rank
+        )
+        resume = [shown[-1]["created_at"].isoformat(), shown[-1]["session_id"]] if len(rows) > limit else None
+        return [_session_view(r, above) for r in shown], len(shown), resume
+
+    def _erasures(
+        self, s: TenantSession, principal: Principal, subject_id: str, key: Any, limit: int, upto: int
+    ) -> tuple[list[Any], int, Any]:
+        rows = s.subject_erasures(subject_id, before=key, limit=limit + 1)
+        shown = rows[:limit]
+        resume = [shown[-1]["created_at"].isoformat(), shown[-1]["erasure_id"]] if len(rows) > limit else None
+        return [ErasureView(**r) for r in shown], len(shown), resume
+
+    def _events(
+        self, s: TenantSession, principal: Principal, subject_id: str, key: Any, limit: int, upto: int
+    ) -> tuple[list[Any], int, Any]:
+        # one about a record above clearance keeps its place, without record id or payload
         events = [
             e
             for e in s.audit_events(
