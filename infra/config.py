@@ -62,7 +62,7 @@ class DeploymentConfig:
     cognito_domain_prefix: str = ""  # the hosted token endpoint's prefix (default agent-memory-<env>)
     jwt_issuer: str = ""
     jwt_jwks_url: str = ""
-    jwt_audience: str = ""
+    jwt_audience: str = ""  # comma-separated; with the Cognito pool: more app client ids
     jwt_audience_claim: str = "aud"
     jwt_required_claims: str = ""  # JSON object, e.g. {"token_use": "access"}
     jwt_tenant_id: str = ""  # one IdP, one tenant (required with the Cognito pool)
@@ -122,15 +122,13 @@ class DeploymentConfig:
 
     def _validate_identity(self) -> None:
         external = (self.jwt_issuer, self.jwt_jwks_url, self.jwt_audience)
-        if self.cognito_user_pool and any(external):
-            raise ValueError(
-                "cognitoUserPool and jwtIssuer/jwtJwksUrl/jwtAudience are alternatives: pick one"
-            )
+        if self.cognito_user_pool and (self.jwt_issuer or self.jwt_jwks_url):
+            raise ValueError("cognitoUserPool and jwtIssuer/jwtJwksUrl are alternatives: pick one")
         if self.cognito_user_pool and not self.jwt_tenant_id:
             raise ValueError(
                 "cognitoUserPool needs jwtTenantId: the tenant whose agents the pool's clients are"
             )
-        if any(external) and not all(external):
+        if not self.cognito_user_pool and any(external) and not all(external):
             raise ValueError("an external IdP needs jwtIssuer, jwtJwksUrl and jwtAudience together")
         if self.jwt_jwks_url and not self.jwt_jwks_url.startswith("https://"):
             raise ValueError("jwtJwksUrl must be https")

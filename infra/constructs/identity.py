@@ -99,7 +99,10 @@ def authorizer_environment(
         return {
             "MEMORY_JWT_ISSUER": cognito_identity.issuer,
             "MEMORY_JWT_JWKS_URL": cognito_identity.jwks_url,
-            "MEMORY_JWT_AUDIENCE": cognito_identity.agent_client.user_pool_client_id,
+            # The pool's agent client, and any client an operator added (jwtAudience).
+            "MEMORY_JWT_AUDIENCE": ",".join(
+                [cognito_identity.agent_client.user_pool_client_id, *_listed(config.jwt_audience)]
+            ),
             "MEMORY_JWT_AUDIENCE_CLAIM": "client_id",
             "MEMORY_JWT_REQUIRED_CLAIMS": '{"token_use": "access"}',
             "MEMORY_JWT_ROLES_CLAIM": "scope",
@@ -126,3 +129,7 @@ def authorizer_environment(
         "MEMORY_JWT_REQUIRED_CLAIMS": config.jwt_required_claims,
     }
     return {k: v for k, v in (environment | optional).items() if v}
+
+
+def _listed(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
