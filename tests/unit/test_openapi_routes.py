@@ -8,14 +8,29 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ValidationError
 
 from agent_memory.api.http import error_response
-from agent_memory.api.models.common import ErrorBody
-from agent_memory.api.openapi import merged_openapi
+from agent_memory.api.models import (
+    audit,
+    common,
+    erasure,
+    health,
+    memories,
+    policy,
+    retrieve,
+    review,
+    sessions,
+)
+from agent_memory.api.models.common import ErrorBody, ResponseModel
+from agent_memory.api.models.retrieve import RetrieveResponse
+from agent_memory.api.models.sessions import SessionAccepted
+from agent_memory.api.openapi import RESPONSE_EXAMPLES, merged_openapi
 from agent_memory.functions_spec import FUNCTIONS, Route
 
 ROUTES = [(spec.name, r) for spec in FUNCTIONS if spec.trigger == "api" for r in spec.routes]
 IDS = [f"{r.method} {r.path}" for _, r in ROUTES]
+AREAS = (audit, common, erasure, health, memories, policy, retrieve, review, sessions)
 DOCUMENTED_ERRORS = {401, 403, 404, 409, 413, 415, 422, 429, 503}
 
 
@@ -127,3 +142,61 @@ def test_the_tags_are_the_function_tables_functions(document):
 
 def _operations(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [op for ops in document["paths"].values() for op in ops.values()]
+
+
+@pytest.mark.parametrize(("function", "route"), ROUTES, ids=IDS)
+def test_every_json_answer_shows_an_example(document, function, route):
+    for code, answer in operation_of(document, route)["responses"].items():
+        media = (answer.get("content") or {}).get("application/json")
+        if not code.startswith("2") or media is None or route.path == "/v1/openapi.json":
+            continue
+        model = component(document, media["schema"]["$ref"])
+        assert "example" in media or model.get("examples"), (route, code)
+
+
+def _response_models() -> list[type[BaseModel]]:
+    found: dict[str, type[BaseModel]] = {}
+    for area in AREAS:
+        for value in vars(area).values():
+            if isinstance(value, type) and issubclass(value, ResponseModel) and value is not ResponseModel:
+                found[value.__name__] = value
+    return sorted(found.values(), key=lambda m: m.__name__)
+
+
+def test_the_examples_are_answers_the_models_send_unchanged():
+    # Given every example the document shows for an answer
+    examples = [
+        (m, e)
+        for m in _response_models()
+        for e in (m.model_config.get("json_schema_extra") or {}).get("examples", [])
+    ]
+    examples += list(RESPONSE_EXAMPLES.values())
+    assert len(examples) >= 20
+    # Then each one validates against its model and comes out byte for byte as it went in
+    for model, example in examples:
+        assert model.model_validate(example).model_dump(mode="json") == example, model.__name__
+
+
+def test_a_field_sent_only_sometimes_is_left_out_when_unset():
+    # Given a retrieval without a session and a status without a failure: no `working`, no `reason`
+    plain = RetrieveResponse.model_validate(
+        {
+            "subject_id": "S",
+            "context": "",
+            "memories": [],
+            "live": [],
+            "excluded": {},
+            "tokens": 0,
+            "max_tokens": 9,
+        }
+    ).model_dump(mode="json")
+    assert "working" not in plain and "live_unavailable" not in plain
+    # And with them set, they are sent
+    flagged = RetrieveResponse.model_validate({**plain, "working": [], "live_unavailable": True})
+    assert flagged.model_dump(mode="json")["working"] == [] and flagged.live_unavailable is True
+
+
+def test_an_undeclared_field_in_an_answer_is_refused():
+    # A service answering with a field its model lacks fails (a 500 in the route), never silently
+    with pytest.raises(ValidationError):
+        SessionAccepted.model_validate({"session_id": "S-1", "status": "queued", "surprise": 1})

@@ -20,6 +20,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import ValidationError
 
 from agent_memory.api.identity import principal_from_authorizer
+from agent_memory.api.models.common import ErrorBody, ErrorDetail
 from agent_memory.domain.enums import EventType
 from agent_memory.domain.errors import (
     DomainError,
@@ -47,10 +48,9 @@ RETRY_AFTER_S = 5
 def error_response(
     status: int, code: str, message: str, request_id: str | None, field: str | None = None
 ) -> Response:
-    error: dict[str, Any] = {"code": code, "message": message, "request_id": request_id}
-    if field:
-        error["field"] = field
-    return json_response(status, {"error": error})
+    """The error body every refusal answers (`ErrorBody`; `field` only when one is to blame)."""
+    detail = ErrorDetail(code=code, message=message, field=field or None, request_id=request_id)
+    return json_response(status, ErrorBody(error=detail).model_dump(mode="json"))
 
 
 def _request_id(app: APIGatewayRestResolver) -> str | None:

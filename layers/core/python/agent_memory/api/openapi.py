@@ -12,13 +12,15 @@ import json
 from functools import cache
 from typing import Any
 
+from pydantic import BaseModel
+
 from agent_memory import __version__
 from agent_memory.api.models.common import ErrorBody
-from agent_memory.api.models.erasure import ERASURE_REQUEST_EXAMPLE
-from agent_memory.api.models.memories import MEMORY_WRITE_EXAMPLE
+from agent_memory.api.models.erasure import ERASURE_REQUEST_EXAMPLE, SubjectExport
+from agent_memory.api.models.memories import MEMORY_WRITE_EXAMPLE, ForgetReply
 from agent_memory.api.models.retrieve import RESOLUTION_SEARCH_EXAMPLE, RETRIEVE_EXAMPLE
 from agent_memory.api.models.sessions import CLOSE_SESSION_EXAMPLE
-from agent_memory.api.models.working import WORKING_PUT_EXAMPLE
+from agent_memory.api.models.working import WORKING_PUT_EXAMPLE, WorkingItemView, WorkingSessionView
 from agent_memory.functions_spec import FUNCTIONS, FunctionSpec, Route, load_handler_module
 
 SCHEMAS = "#/components/schemas/"
@@ -124,6 +126,42 @@ REQUEST_EXAMPLES: dict[tuple[str, str], dict[str, Any]] = {
     ("PUT", "/v1/sessions/{session_id}/working/{key}"): WORKING_PUT_EXAMPLE,
     ("POST", "/v1/subjects/{subject_id}/erasure"): ERASURE_REQUEST_EXAMPLE,
     ("DELETE", "/v1/memories/{memory_id}"): {"reason": "customer asked to forget it (ticket T-1042)"},
+}
+# Answers of the services' own response models (their examples live here, not in the services).
+RESPONSE_EXAMPLES: dict[tuple[str, str], tuple[type[BaseModel], dict[str, Any]]] = {
+    ("DELETE", "/v1/memories/{memory_id}"): (
+        ForgetReply,
+        {"id": "mem_0192f3a1b2c3d4e5f6a7b8c9d0", "status": "deleted"},
+    ),
+    ("PUT", "/v1/sessions/{session_id}/working/{key}"): (
+        WorkingItemView,
+        {"key": "quote", "value": {"seats": 50, "price": 41.5}, "expires_at": "2026-10-02T15:05:00Z"},
+    ),
+    ("GET", "/v1/sessions/{session_id}/working"): (
+        WorkingSessionView,
+        {
+            "session_id": "S-2026-10-02-01",
+            "subject_id": "ACC-CORP-4812",
+            "items": [
+                {"key": "quote", "value": {"seats": 50, "price": 41.5}, "expires_at": "2026-10-02T15:05:00Z"}
+            ],
+        },
+    ),
+    ("GET", "/v1/subjects/{subject_id}/export"): (
+        SubjectExport,
+        {
+            "subject_id": "ACC-CORP-4812",
+            "generated_at": "2026-10-02T15:00:00Z",
+            "legal_hold": {"held": False, "reason": None, "set_by": None, "set_at": None},
+            "tombstones": {"deletions": 0, "erasures": 0, "deleted_memories": 0},
+            "memories": [],
+            "sessions": [],
+            "erasures": [],
+            "events": [],
+            "working": [],
+            "next_cursor": None,
+        },
+    ),
 }
 # Powertools' own error shapes: the service never sends them (api/http.py maps every error once).
 POWERTOOLS_ONLY = ("HTTPValidationError", "ValidationError", "ResponseValidationError")
@@ -233,6 +271,9 @@ def _document(operation: dict[str, Any], spec: FunctionSpec, route: Route) -> No
     for status in error_statuses(route, operation):
         if str(status) not in responses:
             responses[str(status)] = {"$ref": RESPONSES + ERRORS[status][0]}
+    if key in RESPONSE_EXAMPLES:
+        for answer in success.values():
+            answer["content"]["application/json"]["example"] = RESPONSE_EXAMPLES[key][1]
     if key in REQUEST_EXAMPLES and "requestBody" in operation:
         operation["requestBody"]["content"]["application/json"]["example"] = REQUEST_EXAMPLES[key]
     operation["responses"] = dict(sorted(responses.items()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from agent_memory.api.models.common import ResponseModel, Timestamp, omitted_when_absent
 
@@ -29,5 +29,31 @@ class AuditEventView(ResponseModel):
 
 
 class AuditPage(ResponseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "events": [
+                        {
+                            "tenant_id": "acme",
+                            "seq": 41,
+                            "id": "evt_0192f3a1b2c3d4e5f6a7b8c9d0",
+                            "event_type": "memory_created",
+                            "memory_id": "mem_0192f3a1b2c3d4e5f6a7b8c9d0",
+                            "subject_id": "ACC-CORP-4812",
+                            "actor": "crm-sync",
+                            "reason": "admitted",
+                            "payload": {"decision": "admitted", "authority": "system_of_record"},
+                            "created_at": "2026-09-01T08:00:00Z",
+                            "prev_hash": "3b1f…",
+                            "hash": "9a0c…",
+                        }
+                    ],
+                    "next_cursor": "41",
+                }
+            ]
+        }
+    )
+
     events: list[AuditEventView]
     next_cursor: str | None = Field(description="pass as ?cursor= for the next page; null on the last")

@@ -53,8 +53,8 @@ class ErrorDetail(ResponseModel):
         "internal_error"
     )
     message: str = Field(description="what was refused and why; never a stack trace or another tenant's data")
-    field: str | None = omitted_when_absent("the offending field or parameter, when one is to blame")
     request_id: str | None = Field(description="quote it when reporting a problem")
+    field: str | None = omitted_when_absent("the offending field or parameter, when one is to blame")
 
 
 class ErrorBody(ResponseModel):
@@ -67,8 +67,8 @@ class ErrorBody(ResponseModel):
                     "error": {
                         "code": "invalid_request",
                         "message": "subject_id: Field required",
-                        "field": "subject_id",
                         "request_id": "c0ffee00-0000-4000-8000-000000000001",
+                        "field": "subject_id",
                     }
                 }
             ]

@@ -93,10 +93,18 @@ class ErasureStatus(ResponseModel):
 
 
 class SubjectHold(ResponseModel):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"subject_id": "ACC-CORP-4812", "legal_hold": True}]}
+    )
+
     subject_id: str
     legal_hold: bool
 
 
 class MemoryHold(ResponseModel):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"memory_id": "mem_0192f3a1b2c3d4e5f6a7b8c9d0", "legal_hold": True}]}
+    )
+
     memory_id: str
     legal_hold: bool

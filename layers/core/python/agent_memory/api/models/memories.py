@@ -4,10 +4,18 @@ revalidating and forgetting one."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from agent_memory.api.models.common import MemoryView, RequestModel, ResponseModel, SourceView, Timestamp
+from agent_memory.api.models.common import (
+    MEMORY_EXAMPLE,
+    MemoryView,
+    RequestModel,
+    ResponseModel,
+    SourceView,
+    Timestamp,
+)
 from agent_memory.domain.commitments import CommitmentOutcome
 from agent_memory.domain.enums import Authority, Decision, Status
 from agent_memory.domain.records import MemoryWrite as MemoryWrite
@@ -72,16 +80,42 @@ class HistoryEntry(ResponseModel):
     evidence_ref: str | None = None
 
 
+HISTORY_EXAMPLE: dict[str, Any] = {
+    "id": MEMORY_EXAMPLE["id"],
+    "version": 1,
+    "status": "active",
+    "authority": "system_of_record",
+    "created_at": "2026-09-01T08:00:00+00:00",
+    "effective_at": "2026-09-01T00:00:00+00:00",
+    "superseded_at": None,
+    "supersedes_id": None,
+    "superseded_by_id": None,
+    "content": MEMORY_EXAMPLE["content"],
+    "source": MEMORY_EXAMPLE["source"],
+    "verified_by": None,
+    "verified_at": None,
+    "evidence_ref": None,
+}
+
+
 class MemoryDetail(MemoryView):
     """One memory with its version chain (versions above the caller's clearance left out)."""
 
-    model_config = ConfigDict(json_schema_extra={})
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{**MEMORY_EXAMPLE, "history": [HISTORY_EXAMPLE]}]}
+    )
 
     history: list[HistoryEntry]
 
 
 class MemoryPage(ResponseModel):
     """A page of a subject's memories, newest first; `next_cursor` is null on the last page."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"subject_id": "ACC-CORP-4812", "memories": [MEMORY_EXAMPLE], "next_cursor": None}]
+        }
+    )
 
     subject_id: str
     memories: list[MemoryView]
@@ -102,6 +136,36 @@ class CloseCommitment(RequestModel):
 
 
 class CommitmentClosed(ResponseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "memory": {
+                        **MEMORY_EXAMPLE,
+                        "type": "commitment",
+                        "category": "FOLLOW_UP",
+                        "slot": None,
+                        "content": "Send the renewal paperwork by email.",
+                        "value": {
+                            "state": "closed",
+                            "outcome": "done",
+                            "owner": "agent-7",
+                            "due": "2026-10-09",
+                        },
+                        "authority": "agent_inference",
+                        "source": {
+                            "kind": "agent_inference",
+                            "system": None,
+                            "reference": None,
+                            "span": None,
+                        },
+                        "verified": False,
+                    }
+                }
+            ]
+        }
+    )
+
     memory: MemoryView = Field(description="the commitment, closed: kept for the policy's retention")
 
 
@@ -109,4 +173,6 @@ class RevalidatedMemory(MemoryView):
     """The memory just confirmed, every field of the record (GET /v1/memories/{id} without the
     history); `last_validated_at` is now and `needs_revalidation` false."""
 
-    model_config = ConfigDict(json_schema_extra={})
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{**MEMORY_EXAMPLE, "last_validated_at": "2026-10-02T15:00:00Z"}]}
+    )

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from agent_memory.api.models.common import RequestModel, ResponseModel, omitted_unless_true
-from agent_memory.domain.policy import PolicyProfile
+from agent_memory.domain.policy import PRESETS, PolicyProfile, profile
 
 
 class PolicyChange(RequestModel):
@@ -20,6 +20,21 @@ class PolicyChange(RequestModel):
 
 
 class PolicyView(ResponseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "tenant_id": "acme",
+                    "profile": "support",
+                    "overrides": {},
+                    "source": "tenant",
+                    "effective": profile("support").model_dump(mode="json"),
+                    "presets": list(PRESETS),
+                }
+            ]
+        }
+    )
+
     tenant_id: str
     profile: str = Field(description="the preset in force")
     overrides: dict[str, Any] = Field(description="the fields the tenant changed")

@@ -165,6 +165,31 @@ class ResolutionHit(ResponseModel):
 
 
 class ResolutionSearchResponse(ResponseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "resolutions": [
+                        {
+                            "id": "mem_0192f3a1b2c3d4e5f6a7b8c9d1",
+                            "type": "resolution",
+                            "category": "SSO",
+                            "content": "Re-uploading the IdP's new signing certificate ended the login loop.",
+                            "similarity": 0.78,
+                            "authority": "confirmed_outcome",
+                            "confidence": 0.9,
+                            "effective_at": "2026-08-14T10:00:00+00:00",
+                            "source_kind": "confirmed_outcome",
+                        }
+                    ],
+                    "context": '<retrieved_memory subject="tenant">…</retrieved_memory>',
+                    "tokens": 96,
+                    "max_tokens": 2048,
+                }
+            ]
+        }
+    )
+
     resolutions: list[ResolutionHit]
     context: str
     tokens: int

@@ -45,6 +45,41 @@ class ReviewItem(ResponseModel):
 
 
 class ReviewPage(ResponseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "items": [
+                        {
+                            "memory": {
+                                **MEMORY_EXAMPLE,
+                                "status": "pending_approval",
+                                "verified": False,
+                                "authority": "customer_claim",
+                                "source": {
+                                    "kind": "customer_claim",
+                                    "system": None,
+                                    "reference": None,
+                                    "span": None,
+                                },
+                                "content": "Customer says the renewal price is $38/seat/month.",
+                            },
+                            "active": MEMORY_EXAMPLE,
+                            "diff": {
+                                "content": [{"op": "removed", "text": "$42"}, {"op": "added", "text": "$38"}],
+                                "value": {"added": {}, "removed": {}, "changed": {}},
+                                "fields": {},
+                                "source": {},
+                            },
+                            "evidence_required": True,
+                        }
+                    ],
+                    "next_cursor": None,
+                }
+            ]
+        }
+    )
+
     items: list[ReviewItem]
     next_cursor: str | None
 
