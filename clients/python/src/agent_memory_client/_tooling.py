@@ -83,6 +83,14 @@ def error_payload(exc: Exception) -> dict[str, Any]:
     raise exc
 
 
+def default_type(slot: str | None) -> m.MemoryType:
+    """The type of a proposed memory that names none: a preference or fact when it has a slot
+    (`preference.*` is a preference), else an observation (which takes no slot)."""
+    if not slot:
+        return "observation"
+    return "preference" if slot.startswith("preference.") else "fact"
+
+
 def write_summary(result: m.WriteResult) -> dict[str, Any]:
     """The gateway's decision on a proposed memory, without echoing its content back."""
     memory = result.memory

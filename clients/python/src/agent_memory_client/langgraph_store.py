@@ -57,6 +57,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from agent_memory_client import models as m
+from agent_memory_client._tooling import default_type
 from agent_memory_client.client import MemoryClient
 from agent_memory_client.errors import InvalidRequest, NotFound
 
@@ -130,7 +131,7 @@ class ServiceStore(BaseStore):
         fields: dict[str, Any] = {"source": self.default_source, **value}
         if key is not None and not fields.get("slot"):
             fields["slot"] = key if SLOT_KEY.match(key) else self._slot_of(subject, key)
-        fields.setdefault("type", "fact" if fields.get("slot") else "observation")
+        fields.setdefault("type", default_type(fields.get("slot")))
         if key is not None and not fields.get("idempotency_key"):
             # A put LangGraph retries (same key, same value) is stored once.
             digest = hashlib.sha256(json.dumps([subject, key, fields], sort_keys=True, default=str).encode())

@@ -39,6 +39,7 @@ from agent_memory_client import models as m
 from agent_memory_client._tooling import (
     GATEWAY_DECIDES,
     RECALLED_IS_DATA,
+    default_type,
     error_payload,
     may_forget,
     session_summary,
@@ -112,10 +113,14 @@ class MemoryTools:
     async def remember(
         self,
         subject_id: SubjectId,
-        type: Annotated[
-            m.MemoryType, Field(description="fact, preference, commitment, episode, resolution, observation…")
-        ],
         content: Annotated[str, Field(description="One self-contained sentence about the customer.")],
+        type: Annotated[
+            m.MemoryType | None,
+            Field(
+                description="fact, preference, commitment, episode, resolution or observation; default: "
+                "a preference or fact when a slot is given (preference.* is a preference), else an observation."
+            ),
+        ] = None,
         source_kind: Annotated[
             m.Authority, Field(description="Who says so: customer_claim when the customer said it.")
         ] = "customer_claim",
@@ -143,7 +148,7 @@ class MemoryTools:
             }
             write = m.MemoryWrite(
                 subject_id=subject_id,
-                type=type,
+                type=type or default_type(slot),
                 content=content,
                 source=m.Source(kind=source_kind),
                 **{k: v for k, v in optional.items() if v is not None},
