@@ -65,27 +65,10 @@ class SessionService:
             # Every memory extracted from the session carries its id: an id that cannot be stored
             # there is refused here, not discovered by the worker.
             raise InvalidRequest(f"session_id must be {ID_RULE}", field="session_id")
-        occurred_at = (
-            request.occurred_at if request.occurred_at.tzinfo else request.occurred_at.replace(tzinfo=UTC)
-        )
-        if occurred_at > utcnow() + MAX_FUTURE_EFFECTIVE:
-            # Every memory drawn from it would be refused for the same reason: say so now, at close.
-            raise InvalidRequest("occurred_at may lie at most one day after now", field="occurred_at")
+        _check_occurred_at(request)
         if self.outbox.queue is None or self.objects is None:
             raise Unavailable("the extraction queue is not configured")
-        masked_turns = [
-            {"speaker": t.speaker.value, "text": mask_identifiers(t.text).text} for t in request.turns
-        ]
-        transcript = {
-            "session_id": session_id,
-            "subject_id": request.subject_id,
-            "ticket_id": request.ticket_id,
-            "channel": request.channel,
-            "occurred_at": request.occurred_at.isoformat(),
-            "turns": masked_turns,
-        }
-        if len(json.dumps(transcript).encode()) > MAX_TRANSCRIPT_BYTES:
-            raise PayloadTooLarge(f"transcript exceeds {MAX_TRANSCRIPT_BYTES} bytes", field="turns")
+        masked_turns, transcript = _masked_transcript(session_id, request)
         digest = request_fingerprint({"subject": request.subject_id, "turns": masked_turns})
         key = transcript_key(principal.tenant_id, request.subject_id, session_id)
         outbox_key = extraction_key(session_id)
@@ -123,16 +106,19 @@ class SessionService:
             if cleared:
                 s.append_events(working_cleared_events(principal.sub, session_id, cleared, "session_closed"))
         # After the commit, never before: a worker given the message must find the session.
+        self._relay(principal.tenant_id, outbox_key, session_id)
+        if existing is None:
+            logger.info("session queued", extra={"session_id": session_id, "turns": len(masked_turns)})
+        return {"session_id": session_id, "status": "queued"}
+
+    def _relay(self, tenant_id: str, outbox_key: str, session_id: str) -> None:
         try:
-            self.outbox.relay(principal.tenant_id, outbox_key)
+            self.outbox.relay(tenant_id, outbox_key)
         except Exception as exc:  # the message is committed and stays pending for the sweep
             logger.warning(
                 "extraction message left pending for the relay sweep",
                 extra={"session_id": session_id, "error": type(exc).__name__},
             )
-        if existing is None:
-            logger.info("session queued", extra={"session_id": session_id, "turns": len(masked_turns)})
-        return {"session_id": session_id, "status": "queued"}
 
     def status(self, principal: Principal, session_id: str) -> dict[str, Any]:
         require_read(principal, Role.AGENT)
@@ -159,3 +145,32 @@ class SessionService:
         if row["failure_reason"]:
             view["reason"] = row["failure_reason"]
         return view
+
+
+def _check_occurred_at(request: CloseSessionRequest) -> None:
+    occurred_at = (
+        request.occurred_at if request.occurred_at.tzinfo else request.occurred_at.replace(tzinfo=UTC)
+    )
+    if occurred_at > utcnow() + MAX_FUTURE_EFFECTIVE:
+        # Every memory drawn from it would be refused for the same reason: say so now, at close.
+        raise InvalidRequest("occurred_at may lie at most one day after now", field="occurred_at")
+
+
+def _masked_transcript(
+    session_id: str, request: CloseSessionRequest
+) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """The turns with identifiers masked, and the transcript stored for the worker (size-checked)."""
+    masked_turns = [
+        {"speaker": t.speaker.value, "text": mask_identifiers(t.text).text} for t in request.turns
+    ]
+    transcript = {
+        "session_id": session_id,
+        "subject_id": request.subject_id,
+        "ticket_id": request.ticket_id,
+        "channel": request.channel,
+        "occurred_at": request.occurred_at.isoformat(),
+        "turns": masked_turns,
+    }
+    if len(json.dumps(transcript).encode()) > MAX_TRANSCRIPT_BYTES:
+        raise PayloadTooLarge(f"transcript exceeds {MAX_TRANSCRIPT_BYTES} bytes", field="turns")
+    return masked_turns, transcript
