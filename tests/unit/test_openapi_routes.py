@@ -22,10 +22,11 @@ from agent_memory.api.models import (
     review,
     sessions,
 )
-from agent_memory.api.models.common import ErrorBody, ResponseModel
+from agent_memory.api.models.common import ErrorBody, MemoryView, ResponseModel
 from agent_memory.api.models.retrieve import RetrieveResponse
 from agent_memory.api.models.sessions import SessionAccepted
 from agent_memory.api.openapi import RESPONSE_EXAMPLES, merged_openapi
+from agent_memory.domain.records import MemoryRecord
 from agent_memory.functions_spec import FUNCTIONS, Route
 
 ROUTES = [(spec.name, r) for spec in FUNCTIONS if spec.trigger == "api" for r in spec.routes]
@@ -200,3 +201,9 @@ def test_an_undeclared_field_in_an_answer_is_refused():
     # A service answering with a field its model lacks fails (a 500 in the route), never silently
     with pytest.raises(ValidationError):
         SessionAccepted.model_validate({"session_id": "S-1", "status": "queued", "surprise": 1})
+
+
+def test_the_memory_view_declares_every_field_of_the_record():
+    # Reads show a record as its every field plus `verified`: a field added to the record must be
+    # added to the view too (the route would refuse to send it otherwise), and this names it.
+    assert list(MemoryView.model_fields) == [*MemoryRecord.model_fields, "verified"]
