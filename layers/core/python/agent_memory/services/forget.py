@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.enums import EventType, Role, Status
 from agent_memory.domain.errors import Conflict, NotFound
-from agent_memory.domain.records import Principal, utcnow
+from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger
-from agent_memory.ports.store import MemoryStore, NewEvent
+from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
 from agent_memory.services.authorization import require_mutation, visible
 
 DELETED_REASON = "deleted_on_request"
@@ -68,13 +68,7 @@ class ForgetService:
                 raise Conflict(f"memory {memory_id} is under a legal hold and cannot be deleted")
             folded = s.consolidated_into(memory_id)
             ids = [memory_id, *folded]
-            hashes = [record.content_hash]
-            lineage = set(record.lineage_keys)
-            for other_id in folded:
-                other = s.get_record(other_id)
-                if other is not None:
-                    hashes.append(other.content_hash)
-                    lineage |= set(other.lineage_keys)
+            hashes, lineage = _content_and_lineage(s, record, folded)
             now = self.clock()
             s.forget_records(ids, now)
             s.tombstone_memory(
@@ -83,7 +77,7 @@ class ForgetService:
                 memory_type=record.type.value,
                 slot=record.slot,
                 content_hashes=hashes,
-                lineage_keys=sorted(lineage),
+                lineage_keys=lineage,
             )
             roles = sorted(r.value for r in principal.roles if r in (Role.AGENT, Role.PRIVACY_OFFICER))
             s.append_events(
@@ -108,3 +102,18 @@ class ForgetService:
             )
         logger.info("memory deleted on request", extra={"memory_id": memory_id, "also_deleted": len(folded)})
         return ForgetReply(id=memory_id)
+
+
+def _content_and_lineage(
+    s: TenantSession, record: MemoryRecord, folded: list[str]
+) -> tuple[list[str], list[str]]:
+    """The content hashes the tombstone must refuse again, and the lineage it covers: the memory's
+    own and those of the duplicates consolidated into it."""
+    hashes = [record.content_hash]
+    lineage = set(record.lineage_keys)
+    for other_id in folded:
+        other = s.get_record(other_id)
+        if other is not None:
+            hashes.append(other.content_hash)
+            lineage |= set(other.lineage_keys)
+    return hashes, sorted(lineage)
