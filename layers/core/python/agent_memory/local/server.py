@@ -25,6 +25,7 @@ from agent_memory.api.identity import (
     refused_context,
     require_strong_secret,
 )
+from agent_memory.console.site import ConsoleSite, is_loopback
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.functions_spec import FUNCTIONS, FunctionSpec, Route, load_handler_module, match_route
 from agent_memory.local.lambda_context import LocalLambdaContext
@@ -170,6 +171,9 @@ class _Server(ThreadingHTTPServer):
 
 
 def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer:
+    # The review console's static pages (and, bound to loopback only, its development sign-in).
+    console = ConsoleSite(api.jwt_secret, dev_tokens=is_loopback(host))
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "agent-memory-local"
@@ -200,7 +204,8 @@ def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer
                     return
                 hdrs = {k.lower(): v for k, v in self.headers.items()}
                 try:
-                    status, headers, body = api.handle(self.command, self.path, hdrs, raw)
+                    page = console.handle(self.command, self.path, hdrs, raw, client=self.client_address[0])
+                    status, headers, body = page or api.handle(self.command, self.path, hdrs, raw)
                 except Exception as exc:  # never a stack trace to the client
                     logger.exception("local front failed", extra={"error": type(exc).__name__})
                     status, headers, body = _error(500, "internal_error", "internal error")

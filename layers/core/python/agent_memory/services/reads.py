@@ -16,6 +16,7 @@ from agent_memory.domain.records import AuditEvent, MemoryRecord, Principal
 from agent_memory.domain.review_diff import review_diff
 from agent_memory.ports.store import MemoryStore
 from agent_memory.services.authorization import require_read, visible
+from agent_memory.services.review import evidence_required
 
 MAX_PAGE = 200
 
@@ -101,6 +102,7 @@ class ReadService:
                         "active": active.public_view() if active else None,
                         # a diff against the served record only where the reviewer may read it
                         "diff": review_diff(active, r) if active else None,
+                        "evidence_required": evidence_required(r),
                     }
                 )
         nxt = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
@@ -172,6 +174,12 @@ def _history_entry(r: MemoryRecord, hidden: set[str]) -> dict[str, Any]:
         "superseded_at": r.superseded_at.isoformat() if r.superseded_at else None,
         "supersedes_id": None if r.supersedes_id in hidden else r.supersedes_id,
         "superseded_by_id": None if r.superseded_by_id in hidden else r.superseded_by_id,
+        # what a version said and who vouched for it (the console's timeline)
+        "content": r.content,
+        "source": r.source.model_dump(mode="json"),
+        "verified_by": r.verified_by,
+        "verified_at": r.verified_at.isoformat() if r.verified_at else None,
+        "evidence_ref": r.evidence_ref,
     }
 
 

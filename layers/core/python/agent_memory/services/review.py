@@ -22,6 +22,11 @@ from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
 from agent_memory.services.authorization import require_mutation, visible
 
 
+def evidence_required(record: MemoryRecord) -> bool:
+    """Whether approving `record` needs an evidence reference (a commercial term does)."""
+    return record.category == FactCategory.CONTRACT_COMMERCIAL.value
+
+
 @dataclass(frozen=True)
 class ReviewResult:
     memory: MemoryRecord
@@ -44,7 +49,7 @@ class ReviewService:
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
             record = self._reviewable(s, principal, memory_id)
-            if record.category == FactCategory.CONTRACT_COMMERCIAL.value and not evidence_ref:
+            if evidence_required(record) and not evidence_ref:
                 raise InvalidRequest(
                     "approving a commercial term needs an evidence reference", field="evidence_ref"
                 )
