@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from agent_memory.adapters.postgres.retrieval import CANDIDATES_FUNCTION, candidates_query
 from agent_memory.domain.records import new_id
 from memory_bench import common as c
 
@@ -148,14 +149,12 @@ class _Rows:
         return self.rows[0] if self.rows else None
 
 
-CANDIDATES_FUNCTION = "memory_retrieval_scoped_rows"  # migrations 0013, 0020
-
-
 class ExplainConn(TimedConn):
     """Sends EXPLAIN (ANALYZE, BUFFERS) of the statement instead and keeps the plan. A call of the
     candidates function is explained as the query inside it: EXPLAIN of the call would show only a
-    function scan. The query between the function's `query:start` and `query:end` markers is
-    prepared with the function's parameter types and run with a generic plan, as the function runs it."""
+    function scan. The query inside the function, as the file that defines it states it
+    (adapters/postgres/sql/retrieval_functions.sql), is prepared with the function's parameter
+    types and run with a generic plan, as the function runs it."""
 
     plan: list[str]
 
@@ -178,10 +177,9 @@ class ExplainConn(TimedConn):
 
     def _as_prepared_body(self, call: str) -> str:
         row = self._conn.execute(
-            "SELECT prosrc, pg_get_function_identity_arguments(oid) AS args FROM pg_proc WHERE proname = %s",
-            (CANDIDATES_FUNCTION,),
+            "SELECT pg_get_function_identity_arguments(%s::regproc) AS args", (CANDIDATES_FUNCTION,)
         ).fetchone()
-        body = row["prosrc"].split("-- query:start", 1)[1].split("-- query:end", 1)[0]
+        body = candidates_query()
         types = ", ".join(arg.split(" ", 1)[1] for arg in row["args"].split(", "))
         self._conn.execute("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
         self._conn.execute(f"PREPARE bench_candidates ({types}) AS {body}")

@@ -27,6 +27,7 @@ APP_USERNAME = "memory_app"  # the non-owner role every query runs as (migration
 SECRET_EXCLUDED_CHARACTERS = " %+~`#$&*()|[]{}:;<>?!'/@\"\\"
 REPO = Path(__file__).resolve().parents[2]
 MIGRATIONS_DIR = REPO / "layers" / "core" / "python" / "agent_memory" / "adapters" / "postgres" / "migrations"
+REPEATABLE_SQL_DIR = MIGRATIONS_DIR.parent / "sql"  # function definitions every migrate applies again
 MIGRATE_HANDLER_DIR = Path(__file__).resolve().parents[1] / "runtime" / "migrate"
 
 
@@ -140,9 +141,10 @@ class Database(Construct):
 
 
 def migrations_fingerprint() -> str:
-    """Changes when a migration file changes, so the custom resource runs again on deploy."""
+    """Changes when a migration file or a repeatable SQL file changes, so the custom resource runs
+    again on deploy."""
     digest = hashlib.sha256()
-    for path in sorted(MIGRATIONS_DIR.glob("*.sql")):
+    for path in [*sorted(MIGRATIONS_DIR.glob("*.sql")), *sorted(REPEATABLE_SQL_DIR.glob("*.sql"))]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

@@ -255,38 +255,3 @@ def test_given_any_text_when_the_sql_counts_terms_then_they_match_a_full_parse_o
         assert r.length == len(tokens), stored[r.facts.id]
         assert r.term_counts == {w: tokens.count(w) for w in r.query_lexemes or [] if w in tokens}
     assert any(r.term_counts.get("seat", 0) > 200 for r in rows)  # the capped entry, as stored
-
-
-@pytest.mark.parametrize("per_signal", [50, 3, 1], ids=["small path", "large path", "one per signal"])
-@pytest.mark.parametrize(
-    "query", ["renewal pricing for seats", "roadmap deck webinar", "nothing matches zzz"]
-)
-def test_given_the_function_of_0013_when_compared_with_0011_then_the_rows_are_the_same(
-    container, subject, database_url, per_signal, query
-):
-    import psycopg
-    from pgvector.psycopg import register_vector
-
-    # Given the query function the broker called before 0013 and the one it calls now
-    vector = container.embedder.embed([query])[0]
-    args = "%s, %s, %s::vector, %s, %s, now(), 2, NULL::text[], %s"
-    params = (TENANT, subject, vector, query, ["human_verified", "system_of_record"], per_signal)
-    with psycopg.connect(database_url) as conn:
-        register_vector(conn)
-        conn.execute("SET ROLE memory_app")
-        conn.execute("SELECT set_config('app.tenant_id', %s, true)", (TENANT,))
-        # When both are asked the same question, in one snapshot
-        old = conn.execute(
-            "SELECT id, type, authority, confidence, effective_at, session_id, slot, similarity, lexical,"
-            " sentence_similarity, lexemes, query_lexemes, content, category, source_json, value_json,"
-            f" expires_at, embedding::text, needs_revalidation FROM memory_retrieval_candidates({args})",
-            params,
-        ).fetchall()
-        new = conn.execute(
-            "SELECT id, type, authority, confidence, effective_at, session_id, slot, similarity, lexical,"
-            " sentence_similarity, lexemes, query_lexemes, content, category, source_json, value_json,"
-            f" expires_at, embedding::text, needs_revalidation FROM memory_retrieval_rows({args})",
-            params,
-        ).fetchall()
-    # Then they return the same rows with the same values (so ranking, and LongMemEval, cannot move)
-    assert old and sorted(old) == sorted(new)

@@ -34,29 +34,24 @@ def test_given_two_tenants_when_a_query_forgets_its_tenant_filter_then_it_still_
     assert {r["tenant_id"] for r in events} == {"tenant-a"}
 
 
-@pytest.mark.parametrize("function", ["memory_retrieval_candidates", "memory_retrieval_rows"])
-def test_given_the_candidates_function_when_called_with_another_tenant_then_it_sees_nothing(
-    container, function
-):
-    # Given subject S-1 in both tenants (the retrieval query runs inside a function since 0011,
-    # which takes the tenant as an argument; 0013's is the one the broker calls)
+def test_given_the_candidates_function_when_called_with_another_tenant_then_it_refuses(container):
+    # Given subject S-1 in both tenants (the retrieval query runs inside a function that takes the
+    # tenant as an argument)
     remember(container, "tenant-a", "S-1", "Tenant A migrated to the new billing portal")
     remember(container, "tenant-b", "S-1", "Tenant B asked about invoice exports")
     call = (
-        f"SELECT id FROM {function}("
-        "%s, 'S-1', NULL, 'billing portal invoice exports', '{}', now(), 9, NULL, 50)"
+        "SELECT id FROM memory_retrieval_scoped_rows("
+        "%s, 'S-1', NULL, 'billing portal invoice exports', '{}', now(), 9, NULL, 50, NULL)"
     )
     with container.db.tenant_transaction("tenant-a") as conn:
         own = conn.execute(call, ("tenant-a",)).fetchall()
     # When a caller passes another tenant than its transaction's
-    # Then row-level security still applies inside 0011's (SECURITY INVOKER): nothing of tenant B;
-    # 0013's, which can set the tenant itself, refuses the call outright
-    with container.db.tenant_transaction("tenant-a") as conn:
-        if function == "memory_retrieval_candidates":
-            assert conn.execute(call, ("tenant-b",)).fetchall() == []
-        else:
-            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="scoped to another tenant"):
-                conn.execute(call, ("tenant-b",))
+    # Then the function, which can set the tenant itself, refuses the call outright
+    with (
+        container.db.tenant_transaction("tenant-a") as conn,
+        pytest.raises(psycopg.errors.InsufficientPrivilege, match="scoped to another tenant"),
+    ):
+        conn.execute(call, ("tenant-b",))
     assert len(own) >= 1
 
 
@@ -68,8 +63,8 @@ def test_given_a_transaction_without_tenant_when_a_read_path_call_runs_then_it_l
     with container.db.transaction() as conn:
         # When the read path's two functions run in it for tenant A
         rows = conn.execute(
-            "SELECT id FROM memory_retrieval_rows('tenant-a', 'S-1', NULL, 'billing portal', '{}', now(),"
-            " 9, NULL, 50)"
+            "SELECT id FROM memory_retrieval_scoped_rows('tenant-a', 'S-1', NULL, 'billing portal', '{}',"
+            " now(), 9, NULL, 50, NULL)"
         ).fetchall()
         conn.execute("SELECT memory_log_retrieval('tenant-a', 'acc_left', 'S-1', 'a-left', '{}', '{}')")
         # Then they found tenant A's rows, and the rest of the transaction sees no tenant at all

@@ -100,14 +100,13 @@ def test_given_a_binding_when_another_subjects_rows_are_updated_or_deleted_then_
     assert (updated, deleted) == (0, 0)
 
 
-@pytest.mark.parametrize("function", ["memory_retrieval_rows", "memory_retrieval_scoped_rows"])
 def test_given_a_bound_transaction_when_the_read_path_function_runs_then_the_binding_applies_to_it(
-    container, seeded, function
+    container, seeded
 ):
     # Given the read path's function (it sets the tenant itself only when none is in force)
-    extra = ", NULL" if function == "memory_retrieval_scoped_rows" else ""
     call = (
-        f"SELECT id FROM {function}('bind-a', %s, NULL, 'invoice exports', '{{}}', now(), 9, NULL, 50{extra})"
+        "SELECT id FROM memory_retrieval_scoped_rows("
+        "'bind-a', %s, NULL, 'invoice exports', '{}', now(), 9, NULL, 50, NULL)"
     )
     # When it runs inside a transaction bound to B-1, for B-2 and for B-1
     with container.db.tenant_transaction("bind-a", subjects=["B-1"]) as conn:

@@ -21,6 +21,7 @@ from psycopg.pq import Format
 from psycopg.rows import DictRow, Row, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from agent_memory.adapters.postgres.repeatable_sql import apply_repeatable_sql
 from agent_memory.domain.errors import ConfigurationError, Unavailable
 from agent_memory.observability import logger
 
@@ -330,8 +331,9 @@ def migration_files() -> list[tuple[str, str]]:
 def migrate(
     owner_url: str, *, embedding_dim: int, embedding_model: str, progress: ProgressFactory | None = None
 ) -> list[str]:
-    """Apply pending migrations as the owner, then fix or check the embedding dimension.
-    With `progress`, a bar counts the pending migrations and names the one running."""
+    """Apply pending migrations as the owner, then the repeatable SQL (repeatable_sql.py), then fix
+    or check the embedding dimension. With `progress`, a bar counts the pending migrations and
+    names the one running."""
     applied: list[str] = []
     with psycopg.connect(owner_url, autocommit=True) as conn:
         _check_pgvector(conn)
@@ -369,6 +371,7 @@ def migrate(
                 logger.info("migration applied", extra={"migration": name})
                 if bar is not None:
                     bar.update(1)
+            apply_repeatable_sql(conn)
             _fix_embedding_dimension(conn, embedding_dim, embedding_model)
         finally:
             if bar is not None:

@@ -1,0 +1,263 @@
+"""SQL of the read path: a subject's retrieval candidates, the tenant-wide search, the access log
+and the freshness gate's revalidation writes. Mixed into the tenant session (store.py); the read
+path's autocommit calls are also served alone (PostgresRetrievalReader).
+
+The functions it calls (memory_retrieval_scoped_rows, memory_log_retrieval) are defined in
+sql/retrieval_functions.sql, which every `memory migrate` applies again after the numbered
+migrations: that file is their current definition."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.rows import DictRow, namedtuple_row
+from psycopg.types.json import Jsonb
+
+from agent_memory.adapters.postgres.tsvector import tsvector_counts
+from agent_memory.adapters.postgres.working import WorkingMemoryQueries
+from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType
+from agent_memory.domain.ranking import CandidateFacts
+from agent_memory.domain.records import MemoryRecord, new_id
+from agent_memory.ports.store import RetrievalRow
+
+RETRIEVAL_FUNCTIONS = "retrieval_functions.sql"  # in sql/: applied with CREATE OR REPLACE on migrate
+CANDIDATES_FUNCTION = "memory_retrieval_scoped_rows"
+# The candidates function's result columns that retrieval_candidates reads, by name.
+_CANDIDATE_COLUMNS = (
+    "id, type, authority, confidence, effective_at, session_id, slot, similarity, lexical, "
+    "sentence_similarity, lexemes, query_lexemes, content, category, source_json, value_json, expires_at, "
+    "embedding, needs_revalidation, contested"
+)
+_CANDIDATES_CALL = (
+    f"SELECT {_CANDIDATE_COLUMNS} FROM {CANDIDATES_FUNCTION}("
+    "%(t)s, %(s)s, %(q)s::vector, %(qtext)s, %(verified)s, %(now)s, %(clr)s, %(types)s::text[], %(n)s,"
+    " %(ticket)s::text)"
+)
+_VERIFIED = sorted(a.value for a in VERIFIED_AUTHORITIES)
+_MEMORY_TYPES = {t.value: t for t in MemoryType}  # a dict lookup per row, not an Enum call
+_AUTHORITIES = {a.value: a for a in Authority}
+
+
+def retrieval_functions_sql() -> str:
+    """The current definitions of the read path's SQL functions (sql/retrieval_functions.sql)."""
+    return (resources.files("agent_memory.adapters.postgres") / "sql" / RETRIEVAL_FUNCTIONS).read_text()
+
+
+def candidates_query() -> str:
+    """The query inside the candidates function, between its `query:start` and `query:end` lines,
+    as the file that defines it states it (`memory bench retrieve` explains it: EXPLAIN of the
+    call would show only a function scan)."""
+    body = retrieval_functions_sql().split(f"-- query:start {CANDIDATES_FUNCTION}\n", 1)[1]
+    return body.split(f"-- query:end {CANDIDATES_FUNCTION}\n", 1)[0]
+
+
+@functools.cache
+def _record_json() -> str:
+    """A whole record as one JSON text, validated by pydantic in one pass (the tenant-wide search):
+    this decodes ~25% faster than forty typed columns (docs/benchmarks.md)."""
+    from agent_memory.adapters.postgres.store import RECORD_COLUMNS  # store.py mixes this module in
+
+    fields = [c.strip() for c in RECORD_COLUMNS.split(",")]
+    return "json_build_object(" + ", ".join(f"'{c}', r.{c}" for c in fields) + ")::text"
+
+
+def _as_array(v: Any) -> np.ndarray | None:
+    if v is None:
+        return None
+    return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
+
+
+def _candidate(row: Any, query_lexemes: list[str]) -> RetrievalRow:
+    """One row of the candidates function, read by column name."""
+    counts, length = tsvector_counts(row.lexemes or "", query_lexemes)
+    return RetrievalRow(
+        facts=CandidateFacts(
+            id=row.id,
+            type=_MEMORY_TYPES[row.type],
+            authority=_AUTHORITIES[row.authority],
+            confidence=round(float(row.confidence), 6),
+            effective_at=row.effective_at,
+            session_id=row.session_id,
+            slot=row.slot,
+        ),
+        similarity=row.similarity,
+        lexical=None if row.lexical is None else float(row.lexical),
+        sentence_similarity=row.sentence_similarity,
+        term_counts=counts,
+        length=length,
+        query_lexemes=query_lexemes,
+        content=row.content,
+        category=row.category,
+        source_json=row.source_json,
+        value_json=row.value_json,
+        expires_at=row.expires_at,
+        embedding=_as_array(row.embedding),
+        needs_revalidation=row.needs_revalidation,
+        contested=row.contested,
+    )
+
+
+class RetrievalQueries:
+    conn: psycopg.Connection[DictRow]
+    tenant_id: str
+
+    def retrieval_candidates(
+        self,
+        *,
+        subject_id: str,
+        query_embedding: np.ndarray | None,
+        query_text: str,
+        types: Sequence[str] | None,
+        max_sensitivity_rank: int,
+        now: datetime,
+        per_signal: int,
+        ticket_id: str | None = None,
+    ) -> list[RetrievalRow]:
+        """Authorized candidates: active, unexpired, within clearance and the subject (a ticket-scoped
+        memory only for a request naming its ticket), by three signals
+        (whole-memory vector, best sentence vector, full text), plus the subject's verified facts.
+
+        Every scan stays inside the (tenant, subject) B-tree range and ranks exactly: per-subject
+        recall never depends on an approximate index. A subject with at most `per_signal` memories in
+        scope returns every one that a signal finds (a vector, a sentence vector, a query lexeme, a
+        verified fact) unranked: `lexical` None, the caller matches the query's lexemes against each
+        row's; ranking them in SQL cost 40% of the query (docs/benchmarks.md). Both paths match text by
+        the same lexemes, so what is admitted does not depend on the subject's size.
+        """
+        # The query is the function `memory_retrieval_scoped_rows` (sql/retrieval_functions.sql):
+        # PL/pgSQL keeps its plan in the database connection, so it is planned once per connection
+        # without a named prepared statement, which would pin the connection behind RDS Proxy. It
+        # sets the tenant for row-level security itself, so it runs as one statement outside a
+        # transaction too. Rows as named tuples: read by name at the cost of a tuple, not a dict.
+        with self.conn.cursor(row_factory=namedtuple_row) as cur:
+            rows: list[Any] = cur.execute(
+                _CANDIDATES_CALL,
+                {
+                    "t": self.tenant_id,
+                    "s": subject_id,
+                    "q": query_embedding,
+                    "qtext": query_text,
+                    "verified": _VERIFIED,
+                    "now": now,
+                    "clr": max_sensitivity_rank,
+                    "types": list(types) if types else None,
+                    "n": per_signal,
+                    "ticket": ticket_id,
+                },
+                binary=True,
+            ).fetchall()
+        # every row carries the query's lexemes; they are read once
+        query_lexemes: list[str] = list(rows[0].query_lexemes or []) if rows else []
+        return [_candidate(row, query_lexemes) for row in rows]
+
+    def search_tenant_wide(
+        self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Reusable knowledge across the tenant's subjects (resolutions, tenant-scoped memories) by the
+        partial HNSW index. pgvector's iterative scan keeps going until `limit` rows pass the filters
+        (status, expiry, clearance), so a filtered search is not left short; relaxed order is
+        re-sorted exactly here."""
+        self.conn.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', %s, true)",
+            (str(max(40, 4 * limit)),),
+        )
+        rows = self.conn.execute(
+            f"""
+            SELECT record, 1 - distance AS similarity FROM (
+                SELECT {_record_json()} AS record, r.embedding <=> %(q)s::vector AS distance
+                  FROM memory_records r
+                 WHERE r.tenant_id = %(t)s AND (r.scope = 'tenant' OR r.type = 'resolution')
+                   AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
+                   AND r.sensitivity_rank <= %(clr)s AND r.embedding IS NOT NULL
+                 ORDER BY r.embedding <=> %(q)s::vector
+                 LIMIT %(n)s
+            ) hits ORDER BY distance
+            """,
+            {"t": self.tenant_id, "q": query_embedding, "now": now, "clr": max_sensitivity_rank, "n": limit},
+            binary=True,
+        ).fetchall()
+        return [(MemoryRecord.model_validate_json(r["record"]), float(r["similarity"])) for r in rows]
+
+    def log_retrieval(
+        self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
+    ) -> str:
+        """One retrieval's access event: one statement (memory_log_retrieval), durable when it
+        returns outside a transaction, committed with the transaction inside one."""
+        log_id = new_id("acc")
+        self.conn.execute(
+            "SELECT memory_log_retrieval(%s, %s, %s, %s, %s, %s)",
+            (self.tenant_id, log_id, subject_id, actor, list(memory_ids), Jsonb(payload)),
+        )
+        return log_id
+
+    def pending_retrieval_logs(self, limit: int) -> list[dict[str, Any]]:
+        return self.conn.execute(
+            """SELECT id, subject_id, actor, memory_ids, payload, created_at FROM retrieval_log
+                WHERE tenant_id = %s ORDER BY created_at, id LIMIT %s FOR UPDATE SKIP LOCKED""",
+            (self.tenant_id, limit),
+        ).fetchall()
+
+    def delete_retrieval_logs(self, ids: Sequence[str]) -> None:
+        self.conn.execute(
+            "DELETE FROM retrieval_log WHERE tenant_id = %s AND id = ANY(%s)", (self.tenant_id, list(ids))
+        )
+
+    def revalidate(
+        self, contradicting: Sequence[str], agreeing: Sequence[str], checked_at: datetime
+    ) -> tuple[list[str], list[str]]:
+        """Record one check against the system of record, whose live values were read at
+        `checked_at`: memories found contradicting are flagged, flagged ones found agreeing are
+        cleared, each only if no check read later already flagged or cleared it, and each keeps
+        the time of the check that decided it. Returns (newly flagged, cleared). Agreement with a
+        memory that is not flagged is not recorded (it would write on every retrieval), so an
+        older contradicting read can still flag it; the next check clears it.
+
+        One statement, locking every row concerned in id order first: two retrievals deciding
+        the same memories in opposite ways wait for each other instead of deadlocking. A still
+        stale memory is written again only when the read is newer (a cached answer is not)."""
+        ids = sorted({*contradicting, *agreeing})
+        rows = self.conn.execute(
+            """WITH locked AS MATERIALIZED (
+                   SELECT id, needs_revalidation AS was, revalidation_checked_at AS last
+                     FROM memory_records WHERE tenant_id = %(t)s AND id = ANY(%(ids)s)
+                    ORDER BY id FOR UPDATE),
+               todo AS (
+                   SELECT id, id = ANY(%(stale)s) AS flag, was FROM locked
+                    WHERE (last IS NULL OR last < %(at)s) AND (id = ANY(%(stale)s) OR was))
+               UPDATE memory_records r
+                  SET needs_revalidation = todo.flag, revalidation_checked_at = %(at)s
+                 FROM todo
+                WHERE r.tenant_id = %(t)s AND r.id = todo.id
+            RETURNING r.id, todo.flag, todo.was""",
+            {"t": self.tenant_id, "ids": ids, "stale": list(contradicting), "at": checked_at},
+        ).fetchall()
+        flagged = sorted(r["id"] for r in rows if r["flag"] and not r["was"])
+        cleared = sorted(r["id"] for r in rows if not r["flag"])
+        return flagged, cleared
+
+
+class _ReadPathCalls(RetrievalQueries, WorkingMemoryQueries):
+    def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
+        self.conn = conn
+        self.tenant_id = tenant_id
+
+
+class PostgresRetrievalReader:
+    """Only the calls that scope the tenant themselves (candidates, the access event, a session's
+    working values): any other statement on this autocommit connection would see no tenant under
+    row-level security, and so nothing."""
+
+    def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
+        self.conn = conn  # for checks of what the calls leave on it
+        self.tenant_id = tenant_id
+        self._calls = _ReadPathCalls(conn, tenant_id)
+        self.retrieval_candidates = self._calls.retrieval_candidates
+        self.log_retrieval = self._calls.log_retrieval
+        self.live_working_items = self._calls.live_working_items
