@@ -9,29 +9,26 @@ from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg.rows import DictRow, tuple_row
+from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from agent_memory.adapters.postgres.batch import BatchAdmissionQueries
 from agent_memory.adapters.postgres.contested import ContestedQueries
 from agent_memory.adapters.postgres.database import REQUEST_BINDING, Database, _RequestBinding
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
 from agent_memory.adapters.postgres.refusals import RefusalQueries
+from agent_memory.adapters.postgres.retrieval import PostgresRetrievalReader, RetrievalQueries
 from agent_memory.adapters.postgres.subject_data import SubjectDataQueries
 from agent_memory.adapters.postgres.ticket_scope import TicketScopeQueries
-from agent_memory.adapters.postgres.tsvector import tsvector_counts
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
 from agent_memory.domain.audit import event_hash_fields
-from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType, Sensitivity
+from agent_memory.domain.enums import Authority, Sensitivity
 from agent_memory.domain.errors import Forbidden
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
-from agent_memory.domain.ranking import CandidateFacts
 from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
 from agent_memory.ports.store import (
     AdmissionContext,
     IdempotentReply,
     NewEvent,
-    RetrievalRow,
     RetryableConflict,
 )
 from agent_memory.request_scope import bound_subjects
@@ -45,11 +42,6 @@ RECORD_COLUMNS = (
 )
 _FIELDS = [c.strip() for c in RECORD_COLUMNS.split(",")]
 
-
-# A whole record as one JSON text, validated by pydantic in one pass (the tenant-wide search): this
-# decodes ~25% faster than forty typed columns (docs/benchmarks.md). Per-subject retrieval reads
-# only what it shows, with its candidates.
-_RECORD_JSON = "json_build_object(" + ", ".join(f"'{c}', r.{c}" for c in _FIELDS) + ")::text"
 
 _REAL_FIELDS = ("confidence", "importance")  # float4 columns: binary results carry float4 noise
 
@@ -84,13 +76,13 @@ def row_to_record(row: dict[str, Any]) -> MemoryRecord:
 
 
 class PostgresTenantSession(
+    RetrievalQueries,
     LifecycleQueries,
     SubjectDataQueries,
     WorkingMemoryQueries,
     ContestedQueries,
     TicketScopeQueries,
     RefusalQueries,
-    BatchAdmissionQueries,
 ):
     """One tenant-scoped transaction (see Database.tenant_transaction)."""
 
@@ -352,195 +344,6 @@ class PostgresTenantSession(
             (embedding, model, self.tenant_id, memory_id),
         )
 
-    # -- retrieval ---------------------------------------------------------------
-    def retrieval_candidates(
-        self,
-        *,
-        subject_id: str,
-        query_embedding: np.ndarray | None,
-        query_text: str,
-        types: Sequence[str] | None,
-        max_sensitivity_rank: int,
-        now: datetime,
-        per_signal: int,
-        ticket_id: str | None = None,
-    ) -> list[RetrievalRow]:
-        """Authorized candidates: active, unexpired, within clearance and the subject (a ticket-scoped
-        memory only for a request naming its ticket), by three signals
-        (whole-memory vector, best sentence vector, full text), plus the subject's verified facts.
-
-        Every scan stays inside the (tenant, subject) B-tree range and ranks exactly: per-subject
-        recall never depends on an approximate index. A subject with at most `per_signal` memories in
-        scope returns every one that a signal finds (a vector, a sentence vector, a query lexeme, a
-        verified fact) unranked: `lexical` None, the caller matches the query's lexemes against each
-        row's; ranking them in SQL cost 40% of the query (docs/benchmarks.md). Both paths match text by
-        the same lexemes, so what is admitted does not depend on the subject's size.
-        """
-        # The query is the function `memory_retrieval_scoped_rows` (migrations 0013, 0020): PL/pgSQL keeps its
-        # plan in the database connection, so it is planned once per connection without a named
-        # prepared statement, which would pin the connection behind RDS Proxy. It sets the tenant
-        # for row-level security itself, so it runs as one statement outside a transaction too.
-        # Rows as tuples, read by position (_CANDIDATE_COLUMNS): a dict per candidate cost more
-        # than the rest of turning them into candidates.
-        with self.conn.cursor(row_factory=tuple_row) as cur:
-            rows = cur.execute(
-                f"SELECT {_CANDIDATE_COLUMNS} FROM memory_retrieval_scoped_rows("
-                "%(t)s, %(s)s, %(q)s::vector, %(qtext)s, %(verified)s, %(now)s, %(clr)s, %(types)s::text[], %(n)s,"
-                " %(ticket)s::text)",
-                {
-                    "t": self.tenant_id,
-                    "s": subject_id,
-                    "q": query_embedding,
-                    "qtext": query_text,
-                    "verified": _VERIFIED,
-                    "now": now,
-                    "clr": max_sensitivity_rank,
-                    "types": list(types) if types else None,
-                    "n": per_signal,
-                    "ticket": ticket_id,
-                },
-                binary=True,
-            ).fetchall()
-        query_lexemes: list[str] = list(rows[0][11] or []) if rows else []
-        out = []
-        for (
-            memory_id,
-            memory_type,
-            authority,
-            confidence,
-            effective_at,
-            session_id,
-            slot,
-            similarity,
-            lexical,
-            sentence_similarity,
-            lexemes,
-            _,
-            content,
-            category,
-            source_json,
-            value_json,
-            expires_at,
-            embedding,
-            needs_revalidation,
-            contested,
-        ) in rows:
-            counts, length = tsvector_counts(lexemes or "", query_lexemes)
-            out.append(
-                RetrievalRow(
-                    facts=CandidateFacts(
-                        id=memory_id,
-                        type=_MEMORY_TYPES[memory_type],
-                        authority=_AUTHORITIES[authority],
-                        confidence=round(float(confidence), 6),
-                        effective_at=effective_at,
-                        session_id=session_id,
-                        slot=slot,
-                    ),
-                    similarity=similarity,
-                    lexical=None if lexical is None else float(lexical),
-                    sentence_similarity=sentence_similarity,
-                    term_counts=counts,
-                    length=length,
-                    query_lexemes=query_lexemes,
-                    content=content,
-                    category=category,
-                    source_json=source_json,
-                    value_json=value_json,
-                    expires_at=expires_at,
-                    embedding=_as_array(embedding),
-                    needs_revalidation=needs_revalidation,
-                    contested=contested,
-                )
-            )
-        return out
-
-    def search_tenant_wide(
-        self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
-    ) -> list[tuple[MemoryRecord, float]]:
-        """Reusable knowledge across the tenant's subjects (resolutions, tenant-scoped memories) by the
-        partial HNSW index. pgvector's iterative scan keeps going until `limit` rows pass the filters
-        (status, expiry, clearance), so a filtered search is not left short; relaxed order is
-        re-sorted exactly here."""
-        self.conn.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', %s, true)",
-            (str(max(40, 4 * limit)),),
-        )
-        rows = self.conn.execute(
-            f"""
-            SELECT record, 1 - distance AS similarity FROM (
-                SELECT {_RECORD_JSON} AS record, r.embedding <=> %(q)s::vector AS distance
-                  FROM memory_records r
-                 WHERE r.tenant_id = %(t)s AND (r.scope = 'tenant' OR r.type = 'resolution')
-                   AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
-                   AND r.sensitivity_rank <= %(clr)s AND r.embedding IS NOT NULL
-                 ORDER BY r.embedding <=> %(q)s::vector
-                 LIMIT %(n)s
-            ) hits ORDER BY distance
-            """,
-            {"t": self.tenant_id, "q": query_embedding, "now": now, "clr": max_sensitivity_rank, "n": limit},
-            binary=True,
-        ).fetchall()
-        return [(MemoryRecord.model_validate_json(r["record"]), float(r["similarity"])) for r in rows]
-
-    def log_retrieval(
-        self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
-    ) -> str:
-        """One retrieval's access event: one statement (migration 0013), durable when it returns
-        outside a transaction, committed with the transaction inside one."""
-        log_id = new_id("acc")
-        self.conn.execute(
-            "SELECT memory_log_retrieval(%s, %s, %s, %s, %s, %s)",
-            (self.tenant_id, log_id, subject_id, actor, list(memory_ids), Jsonb(payload)),
-        )
-        return log_id
-
-    def pending_retrieval_logs(self, limit: int) -> list[dict[str, Any]]:
-        return self.conn.execute(
-            """SELECT id, subject_id, actor, memory_ids, payload, created_at FROM retrieval_log
-                WHERE tenant_id = %s ORDER BY created_at, id LIMIT %s FOR UPDATE SKIP LOCKED""",
-            (self.tenant_id, limit),
-        ).fetchall()
-
-    def delete_retrieval_logs(self, ids: Sequence[str]) -> None:
-        self.conn.execute(
-            "DELETE FROM retrieval_log WHERE tenant_id = %s AND id = ANY(%s)", (self.tenant_id, list(ids))
-        )
-
-    def revalidate(
-        self, contradicting: Sequence[str], agreeing: Sequence[str], checked_at: datetime
-    ) -> tuple[list[str], list[str]]:
-        """Record one check against the system of record, whose live values were read at
-        `checked_at`: memories found contradicting are flagged, flagged ones found agreeing are
-        cleared, each only if no check read later already flagged or cleared it, and each keeps
-        the time of the check that decided it. Returns (newly flagged, cleared). Agreement with a
-        memory that is not flagged is not recorded (it would write on every retrieval), so an
-        older contradicting read can still flag it; the next check clears it.
-
-        One statement, locking every row concerned in id order first: two retrievals deciding
-        the same memories in opposite ways wait for each other instead of deadlocking. A still
-        stale memory is written again only when the read is newer (a cached answer is not)."""
-        ids = sorted({*contradicting, *agreeing})
-        rows = self.conn.execute(
-            """WITH locked AS MATERIALIZED (
-                   SELECT id, needs_revalidation AS was, revalidation_checked_at AS last
-                     FROM memory_records WHERE tenant_id = %(t)s AND id = ANY(%(ids)s)
-                    ORDER BY id FOR UPDATE),
-               todo AS (
-                   SELECT id, id = ANY(%(stale)s) AS flag, was FROM locked
-                    WHERE (last IS NULL OR last < %(at)s) AND (id = ANY(%(stale)s) OR was))
-               UPDATE memory_records r
-                  SET needs_revalidation = todo.flag, revalidation_checked_at = %(at)s
-                 FROM todo
-                WHERE r.tenant_id = %(t)s AND r.id = todo.id
-            RETURNING r.id, todo.flag, todo.was""",
-            {"t": self.tenant_id, "ids": ids, "stale": list(contradicting), "at": checked_at},
-        ).fetchall()
-        flagged = sorted(r["id"] for r in rows if r["flag"] and not r["was"])
-        cleared = sorted(r["id"] for r in rows if not r["flag"])
-        return flagged, cleared
-
     # -- sessions --------------------------------------------------------------
     def get_session(self, session_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
         lock = " FOR UPDATE" if for_update else ""
@@ -785,37 +588,6 @@ class PostgresTenantSession(
                                                      updated_at = now()""",
             (self.tenant_id, profile, Jsonb(overrides)),
         )
-
-
-_VERIFIED = sorted(a.value for a in VERIFIED_AUTHORITIES)
-# memory_retrieval_scoped_rows' columns, in the order retrieval_candidates unpacks them
-_CANDIDATE_COLUMNS = (
-    "id, type, authority, confidence, effective_at, session_id, slot, similarity, lexical, "
-    "sentence_similarity, lexemes, query_lexemes, content, category, source_json, value_json, expires_at, "
-    "embedding, needs_revalidation, contested"
-)
-_MEMORY_TYPES = {t.value: t for t in MemoryType}  # a dict lookup per row, not an Enum call
-_AUTHORITIES = {a.value: a for a in Authority}
-
-
-def _as_array(v: Any) -> np.ndarray | None:
-    if v is None:
-        return None
-    return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
-
-
-class PostgresRetrievalReader:
-    """Only the calls that scope the tenant themselves (candidates, the access event, a session's
-    working values): any other statement on this autocommit connection would see no tenant under
-    row-level security, and so nothing."""
-
-    def __init__(self, conn: psycopg.Connection[DictRow], tenant_id: str) -> None:
-        self.conn = conn  # for checks of what the calls leave on it
-        self.tenant_id = tenant_id
-        self._calls = PostgresTenantSession(conn, tenant_id)
-        self.retrieval_candidates = self._calls.retrieval_candidates
-        self.log_retrieval = self._calls.log_retrieval
-        self.live_working_items = self._calls.live_working_items
 
 
 class PostgresStore:
