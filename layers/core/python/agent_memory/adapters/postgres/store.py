@@ -12,6 +12,7 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+from agent_memory.adapters.postgres.batch import BatchAdmissionQueries
 from agent_memory.adapters.postgres.contested import ContestedQueries
 from agent_memory.adapters.postgres.database import REQUEST_BINDING, Database, _RequestBinding
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
@@ -83,6 +84,7 @@ class PostgresTenantSession(
     ContestedQueries,
     TicketScopeQueries,
     RefusalQueries,
+    BatchAdmissionQueries,
 ):
     """One tenant-scoped transaction (see Database.tenant_transaction)."""
 
