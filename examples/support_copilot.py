@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         with MemoryClient(args.url, token=args.token) as memory:
+            memory.health()  # fails fast, before the first conversation, when nothing listens
             run(memory, args.subject)
     except MemoryTransportError:
         print(f"support_copilot: no service at {args.url} (is `make serve` running?)", file=sys.stderr)

@@ -80,6 +80,6 @@ def test_the_example_without_a_service_says_so():
     env = {**os.environ, "MEMORY_TOKEN": "x.y.z"}
     # When nothing listens at the URL
     done = run_example("--url", "http://127.0.0.1:9", env=env)
-    # Then it exits 1 naming the URL, without a traceback
-    assert done.returncode == 1
+    # Then it exits 1 naming the URL, before any conversation, without a traceback
+    assert done.returncode == 1 and done.stdout == ""
     assert "no service at http://127.0.0.1:9" in done.stderr and "Traceback" not in done.stderr
