@@ -90,7 +90,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     print(f"  data folder: {settings.resolved_data_dir}", flush=True)
     if settings.jwt_jwks_url:
-        print(f"  tokens:      RS256/ES256 from {settings.jwt_issuer} (JWKS), no local tokens", flush=True)
+        algorithms = settings.jwt_algorithms.replace(",", "/")
+        print(f"  tokens:      {algorithms} from {settings.jwt_issuer} (JWKS), no local tokens", flush=True)
     else:
         print(
             "  a token:     .venv/bin/memory token --tenant acme --sub me --roles agent,reviewer", flush=True

@@ -1,5 +1,6 @@
-"""`memory token` signs with the secret the running server checks, from any folder, and says on
-stderr which secret it used (never the secret itself)."""
+"""The first minutes with the `memory` command: `memory token` signs with the secret the running
+server checks, from any folder, and says on stderr which secret it used (never the secret
+itself); `memory invoke` names the known functions instead of a usage error."""
 
 from __future__ import annotations
 
@@ -76,3 +77,20 @@ def test_records_of_ended_servers_are_ignored(tmp_path):
     register(RunningServer(pid=2**22 + 12345, port=9, data_dir=str(tmp_path), secret_source="data folder"))
     # Then it is not a running server
     assert running_servers() == []
+
+
+def test_memory_invoke_with_an_unknown_function_lists_the_known_ones(capsys):
+    # When `memory invoke` names no function of the table
+    assert cli.main(["invoke", "no_such_function", "event.json"]) == 2
+    err = capsys.readouterr().err
+    # Then it says so and lists every known function, without a usage error or a traceback
+    assert "no function 'no_such_function'" in err
+    assert all(name in err for name in ("memories", "retrieve", "authorizer"))
+    assert "usage:" not in err and "Traceback" not in err
+
+
+def test_memory_invoke_without_an_event_points_to_a_sample(capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the repository, where events/ is
+    assert cli.main(["invoke", "retrieve"]) == 2
+    err = capsys.readouterr().err
+    assert "name an event file, e.g. events/retrieve/" in err and "usage:" not in err
