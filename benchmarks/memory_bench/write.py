@@ -15,6 +15,11 @@ approval), ~2% agent inferences (quarantined observations), ~1% exact repeats
 
 Single client first (the headline), then `--concurrent` threads in one process on
 `--concurrent-records` more records (fresh subjects), then a profiled sample.
+
+`--batch N` adds the batched path (`WriteGateway.write_batch`, N candidates per transaction) side
+by side with the single-record path in the same run: `--rounds` rounds, each a fresh stream of
+`--side-records` through `write` and another through `write_batch`, one after the other; the report
+gives each round, the medians and the ratio of the medians (batched / single).
 """
 
 from __future__ import annotations
@@ -129,6 +134,112 @@ def _run(
         decisions[r.decision.value] += 1
 
 
+def _run_batched(
+    gateway: Any,
+    principal: Any,
+    writes: list[Any],
+    vectors: np.ndarray,
+    size: int,
+    lat: list[float],
+    decisions: Counter[str],
+    errors: Counter[str],
+) -> int:
+    """The stream through `write_batch`, `size` at a time; `lat` gets one latency per batch."""
+    done = 0
+    for at in range(0, len(writes), size):
+        chunk, vecs = writes[at : at + size], list(vectors[at : at + size])
+        t = time.perf_counter()
+        try:
+            results = gateway.write_batch(principal, chunk, embeddings=vecs)
+        except Exception as exc:
+            errors[type(exc).__name__] += 1
+            continue
+        lat.append(time.perf_counter() - t)
+        done += len(results)
+        for r in results:
+            decisions[r.decision.value] += 1
+    return done
+
+
+def timed_batched_run(
+    container: Any, principal: Any, writes: list[Any], vectors: np.ndarray, size: int, data_dir: Path
+) -> dict[str, Any]:
+    lat: list[float] = []
+    decisions: Counter[str] = Counter()
+    errors: Counter[str] = Counter()
+    pg0, cpu0 = c.pg_cpu_seconds(data_dir), time.process_time()
+    t0 = time.perf_counter()
+    done = _run_batched(container.gateway, principal, writes, vectors, size, lat, decisions, errors)
+    seconds = time.perf_counter() - t0
+    client_cpu, server_cpu = time.process_time() - cpu0, c.pg_cpu_seconds(data_dir) - pg0
+    return {
+        "batch_size": size,
+        "records": len(writes),
+        "seconds": round(seconds, 2),
+        "records_per_s": round(done / seconds, 1),
+        "admitted_per_s": round(decisions.get("admitted", 0) / seconds, 1),
+        **c.summarize_ms(lat, prefix="batch_"),
+        "decisions": dict(decisions),
+        "errors": dict(errors),
+        "client_cpu_ms_per_write": round(client_cpu / max(1, done) * 1000, 3),
+        "server_cpu_ms_per_write": round(server_cpu / max(1, done) * 1000, 3),
+    }
+
+
+def side_by_side(
+    container: Any,
+    principal: Any,
+    *,
+    batch: int,
+    rounds: int,
+    records: int,
+    first_subject: int,
+    seed: int,
+    data_dir: Path,
+) -> dict[str, Any]:
+    """Single-record and batched writes alternating on fresh streams of the same shape."""
+    nrng = np.random.default_rng(seed)
+    per_subject = 20
+    warm = make_writes(min(records, 2 * batch), 50, seed + 98, first_subject=first_subject)
+    timed_batched_run(container, principal, warm, c.unit_vectors(nrng, len(warm)), batch, data_dir)
+    base = first_subject + 1000
+    out: dict[str, Any] = {"batch_size": batch, "rounds": [], "records_per_round": records}
+    for r in range(rounds):
+        subjects = max(1, records // per_subject)
+        one = make_writes(records, subjects, seed + 10 * r, first_subject=base)
+        base += subjects
+        many = make_writes(records, subjects, seed + 10 * r + 5, first_subject=base)
+        base += subjects
+        single = timed_run(container, principal, one, c.unit_vectors(nrng, records), 1, data_dir)
+        batched = timed_batched_run(
+            container, principal, many, c.unit_vectors(nrng, records), batch, data_dir
+        )
+        print(
+            f"  round {r + 1}: single {single['admitted_per_s']} admitted/s,"
+            f" batched {batched['admitted_per_s']} admitted/s",
+            flush=True,
+        )
+        out["rounds"].append({"single": single, "batched": batched})
+
+    def median(kind: str, key: str) -> float:
+        return round(float(np.median([x[kind][key] for x in out["rounds"]])), 1)
+
+    for kind in ("single", "batched"):
+        out[f"{kind}_records_per_s_median"] = median(kind, "records_per_s")
+        out[f"{kind}_admitted_per_s_median"] = median(kind, "admitted_per_s")
+    out["single_p95_ms_median"] = median("single", "p95_ms")
+    out["batched_batch_p95_ms_median"] = median("batched", "batch_p95_ms")
+    out["ratio_admitted_per_s"] = c.ratio(
+        out["batched_admitted_per_s_median"], out["single_admitted_per_s_median"]
+    )
+    out["ratio_records_per_s"] = c.ratio(
+        out["batched_records_per_s_median"], out["single_records_per_s_median"]
+    )
+    out["target_admitted_per_s"] = TARGET_RECORDS_PER_S
+    out["met"] = out["batched_admitted_per_s_median"] >= TARGET_RECORDS_PER_S
+    return out
+
+
 def timed_run(
     container: Any,
     principal: Any,
@@ -188,6 +299,9 @@ def run_write_bench(
     profile_records: int = 2000,
     embed: str = "precomputed",
     seed: int = 11,
+    batch: int = 0,
+    rounds: int = 3,
+    side_records: int = 5000,
 ) -> dict[str, Any]:
     data_dir = Path(data_dir)
     c.reset_data_dir(data_dir)
@@ -259,6 +373,18 @@ def run_write_bench(
         report["concurrent_speedup"] = c.ratio(
             report["concurrent"]["records_per_s"], report["single_same_size"]["records_per_s"]
         )
+    if batch:
+        print(f"side by side: {rounds} rounds of {side_records:,} writes, single and batched by {batch} ...")
+        report["batched"] = side_by_side(
+            container,
+            p,
+            batch=batch,
+            rounds=rounds,
+            records=side_records,
+            first_subject=20_000_000,
+            seed=seed + 50,
+            data_dir=data_dir,
+        )
     if profile_records:
         base = subjects + 3 * concurrent_records
         sample = make_writes(profile_records, max(1, profile_records // 20), seed + 3, first_subject=base)
@@ -303,6 +429,11 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
         "--profile-records", type=int, default=2000, help="writes of the profiled sample (0 = skip)"
     )
     p.add_argument("--embed", choices=("precomputed", "batched"), default="precomputed")
+    p.add_argument(
+        "--batch", type=int, default=0, help="also the batched path, this many per transaction (0 = skip)"
+    )
+    p.add_argument("--rounds", type=int, default=3, help="with --batch: alternating rounds (medians)")
+    p.add_argument("--side-records", type=int, default=5000, help="with --batch: writes per path per round")
     p.add_argument("--keep", action="store_true", help="leave the data dir (default: delete it when done)")
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--json")
@@ -318,6 +449,9 @@ def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
             profile_records=a.profile_records,
             embed=a.embed,
             seed=a.seed,
+            batch=a.batch,
+            rounds=a.rounds,
+            side_records=a.side_records,
         )
         report["command"] = "memory bench write " + " ".join(argv)
         return report, a.json

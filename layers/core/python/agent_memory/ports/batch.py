@@ -27,9 +27,15 @@ class ContextQuery:
     embedding: np.ndarray | None  # None: no near-duplicate lookup
 
 
-# The context with its near duplicate already looked up (for a candidate with a vector): the
-# decision uses it only when the cascade reaches the similarity check, as the single path does.
-PrefetchedContext = AdmissionContext
+@dataclass(frozen=True)
+class PrefetchedContext:
+    """A candidate's admission context as the store held it before the batch (`near_duplicate`
+    unset), and the nearest record by meaning for a candidate with a vector, whatever its
+    similarity: the batch decides whether the cascade gets that far and compares it with its own."""
+
+    context: AdmissionContext
+    nearest: MemoryRecord | None = None
+    nearest_similarity: float | None = None
 
 
 class BatchTenantSession(TenantSession, Protocol):

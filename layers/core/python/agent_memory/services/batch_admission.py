@@ -10,9 +10,13 @@ and the records are written a statement per kind rather than per record; one com
 
 A candidate whose context an earlier candidate of the same batch changed (the same slot, the same
 content, the same subject/type/slot for the near-duplicate search, or a record an earlier one
-superseded or contested) is not decided on the batch's first read: what is pending is written
-first and its context read again, inside the same transaction, exactly as its single write would
-read it. Idempotency keys repeated within a batch replay as they would one after another.
+superseded or contested) is decided on the batch's first read brought up to date with what the
+batch itself has decided: its records, and the records they superseded or contested, as stored.
+Where that cannot say for certain what the store would answer (the store's duplicate or nearest
+record left service within the batch, two similarities too close to order, one at the threshold),
+what is pending is written first and the context read again, in the same transaction, exactly as
+the single write reads it. Idempotency keys repeated within a batch replay as they would one after
+another.
 
 All or nothing: a malformed candidate refuses the whole batch before anything is read (naming its
 index and field), and a database error anywhere rolls it all back.
@@ -20,7 +24,7 @@ index and field), and a database error anywhere rolls it all back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, cast
@@ -29,13 +33,13 @@ import numpy as np
 
 from agent_memory.domain.admission import Classified
 from agent_memory.domain.decision import AdmissionContext, Candidate, decide, reaches_near_duplicate
-from agent_memory.domain.enums import Decision, Role
+from agent_memory.domain.enums import Decision, Flag, MemoryType, Role, Status
 from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
 from agent_memory.domain.records import MemoryRecord, MemoryWrite, Principal, WriteResult, new_id
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
-from agent_memory.ports.batch import BatchTenantSession, ContextQuery
+from agent_memory.ports.batch import BatchTenantSession, ContextQuery, PrefetchedContext
 from agent_memory.ports.store import IdempotentReply, NewEvent, RetryableConflict
 from agent_memory.services.authorization import cleared_for, require_mutation, require_source_assertion
 
@@ -177,6 +181,42 @@ def _record_keys(record: MemoryRecord) -> set[tuple[str, ...]]:
     return _keys(record.subject_id, record.type.value, record.slot, record.content_hash)
 
 
+class _Unsure:
+    """The batch's state cannot say what the store would answer: read it again."""
+
+
+_UNSURE = _Unsure()
+_TIE = 1e-5  # similarities closer than this are not ordered here (the store computes in float4)
+_LIVE = frozenset({Status.ACTIVE, Status.PENDING_APPROVAL, Status.CONTESTED, Status.QUARANTINED})
+_SEARCHED = frozenset({Status.ACTIVE, Status.PENDING_APPROVAL, Status.CONTESTED})
+
+
+def _closed_commitment(record: MemoryRecord) -> bool:
+    return record.type is MemoryType.COMMITMENT and record.value.get("state") == "closed"
+
+
+def _live(record: MemoryRecord | None) -> bool:
+    """What the duplicate lookup finds (`admission_context`)."""
+    return record is not None and record.status in _LIVE and not _closed_commitment(record)
+
+
+def _searchable(record: MemoryRecord | None) -> bool:
+    """What the near-duplicate search finds (`near_duplicate`; the vector is checked apart)."""
+    return record is not None and record.status in _SEARCHED and not _closed_commitment(record)
+
+
+def _cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(a64 @ b64 / (np.linalg.norm(a64) * np.linalg.norm(b64)))
+
+
+def _as_stored(record: MemoryRecord) -> MemoryRecord:
+    """The record as the store returns it: its float4 columns rounded as `row_to_record` does."""
+    return record.model_copy(
+        update={k: round(float(np.float32(getattr(record, k))), 6) for k in ("confidence", "importance")}
+    )
+
+
 @dataclass
 class _Pending:
     """What the batch has decided and not yet written."""
@@ -205,6 +245,13 @@ class _BatchRun:
         self.replies: list[tuple[str, IdempotentReply, str | None, str]] = []
         self.saved: dict[str, IdempotentReply] = {}
         self.touched: set[tuple[str, ...]] = set()
+        # The batch's view of the records it wrote or changed, as the store now holds them.
+        self.state: dict[str, MemoryRecord] = {}
+        self.pending_at: dict[str, int] = {}  # a pending record's place in `pending.records`
+        self.vectors: dict[str, np.ndarray] = {}
+        self.by_slot: dict[tuple[str, str], list[str]] = {}
+        self.by_hash: dict[str, list[str]] = {}
+        self.by_near: dict[tuple[str, str, str], list[str]] = {}
         self.rereads = 0
         self.flushes = 0
 
@@ -235,7 +282,7 @@ class _BatchRun:
         s.save_idempotent_replies(self.replies)
         return results
 
-    def _admit_one(self, ready: _ReadyWrite, prefetched: AdmissionContext) -> WriteResult:
+    def _admit_one(self, ready: _ReadyWrite, prefetched: PrefetchedContext) -> WriteResult:
         from agent_memory.services.write_gateway import _persistable_reply, _replay_of
 
         key = ready.clean.idempotency_key
@@ -276,18 +323,75 @@ class _BatchRun:
             self.replies.append((key, reply, record.id if record else None, subject_id))
         return result
 
-    def _context(self, ready: _ReadyWrite, prefetched: AdmissionContext) -> AdmissionContext:
-        """The batch's first read, unless an earlier candidate changed what it would say: then
-        what is pending is written and the context read again, as the single write reads it."""
+    def _context(self, ready: _ReadyWrite, prefetched: PrefetchedContext) -> AdmissionContext:
+        """The batch's first read brought up to date with the batch's own writes, or (where that
+        is not certain) read again after writing what is pending, as the single write reads it."""
         clean, candidate = ready.clean, ready.candidate
         keys = _keys(clean.subject_id, candidate.type.value, candidate.slot, ready.content_hash)
         if keys.isdisjoint(self.touched):
-            context = prefetched
-            if context.near_duplicate is not None and (
-                ready.embedding is None or not reaches_near_duplicate(candidate, context)
-            ):
-                context = replace(context, near_duplicate=None)
+            context: AdmissionContext | None = prefetched.context
+        else:
+            context = self._overlaid(ready, prefetched.context)
+        if context is None:
+            return self._reread(ready)
+        if ready.embedding is None or not reaches_near_duplicate(candidate, context):
             return context
+        near = self._nearest(ready, prefetched)
+        if isinstance(near, _Unsure):
+            return self._reread(ready)
+        return replace(context, near_duplicate=near)
+
+    def _overlaid(self, ready: _ReadyWrite, before: AdmissionContext) -> AdmissionContext | None:
+        """The active record of the slot and the first live record with the same content, as the
+        store holds them now; None when the batch's state cannot say."""
+        clean, slot = ready.clean, ready.candidate.slot
+        active = None
+        if slot:
+            options = [self._now(before.active)] if before.active is not None else []
+            options += [self.state[i] for i in self.by_slot.get((clean.subject_id, slot), ())]
+            live = [r for r in options if r is not None and r.status is Status.ACTIVE]
+            if len(live) > 1:
+                return None
+            active = live[0] if live else None
+        duplicate = None
+        if before.duplicate is not None:
+            duplicate = self._now(before.duplicate)
+            if not _live(duplicate):  # the store's next one is not known here
+                return None
+        else:
+            duplicate = next(
+                (self.state[i] for i in self.by_hash.get(ready.content_hash, ()) if _live(self.state[i])),
+                None,
+            )
+        return replace(before, active=active, duplicate=duplicate, near_duplicate=None)
+
+    def _nearest(self, ready: _ReadyWrite, prefetched: PrefetchedContext) -> MemoryRecord | _Unsure | None:
+        """`near_duplicate` over the store's nearest record and the batch's own, or _UNSURE."""
+        clean, candidate = ready.clean, ready.candidate
+        assert ready.embedding is not None
+        if self.near > 1.0:
+            return None
+        options: list[tuple[float, MemoryRecord]] = []
+        if prefetched.nearest is not None and prefetched.nearest_similarity is not None:
+            nearest = self._now(prefetched.nearest)
+            if not _searchable(nearest):  # left the search within the batch: the next one is unknown
+                return _UNSURE
+            options.append((float(prefetched.nearest_similarity), nearest))
+        key = (clean.subject_id, candidate.type.value, candidate.slot or "")
+        for memory_id in self.by_near.get(key, ()):
+            record, vector = self.state[memory_id], self.vectors.get(memory_id)
+            if vector is not None and _searchable(record):
+                options.append((_cosine_similarity(ready.embedding, vector), record))
+        if not options:
+            return None
+        options.sort(key=lambda o: -o[0])
+        best = options[0][0]
+        if abs(best - self.near) < _TIE or (len(options) > 1 and best - options[1][0] < _TIE):
+            return _UNSURE
+        return options[0][1] if best >= self.near else None
+
+    def _reread(self, ready: _ReadyWrite) -> AdmissionContext:
+        clean, candidate = ready.clean, ready.candidate
         self._flush()
         self.rereads += 1
         s = self.session
@@ -309,6 +413,10 @@ class _BatchRun:
         )
         return replace(context, near_duplicate=near)
 
+    def _now(self, record: MemoryRecord | None) -> MemoryRecord | None:
+        """A record as it stands after the batch's writes so far."""
+        return None if record is None else self.state.get(record.id, record)
+
     def _persist(
         self,
         ready: _ReadyWrite,
@@ -318,24 +426,64 @@ class _BatchRun:
         record: MemoryRecord,
         now: datetime,
     ) -> None:
-        """`write_gateway._persist`, queued: the same writes, flushed a statement per kind."""
+        """`write_gateway._persist`, queued (flushed a statement per kind), and the batch's state
+        of the records it changes kept as the store would return them."""
         p = self.pending
         self.touched |= _record_keys(record)
         if supersedes is not None:
-            p.supersessions.append((supersedes.id, record.id, now))
             self.touched |= _record_keys(supersedes)
-        p.records.append((record, ready.embedding if keep_vector else None))
+            old = self._now(supersedes)
+            assert old is not None
+            if old.status is Status.ACTIVE:
+                self._change(
+                    old.model_copy(
+                        update={
+                            "status": Status.SUPERSEDED,
+                            "superseded_by_id": record.id,
+                            "superseded_at": now,
+                            "valid_to": now,
+                        }
+                    ),
+                    lambda: p.supersessions.append((old.id, record.id, now)),
+                )
+        vector = ready.embedding if keep_vector else None
+        stored = _as_stored(record)
+        self.pending_at[record.id] = len(p.records)
+        p.records.append((stored, vector))
+        self.state[record.id] = stored
+        if vector is not None:
+            self.vectors[record.id] = vector
+        if record.slot:
+            self.by_slot.setdefault((record.subject_id, record.slot), []).append(record.id)
+        self.by_hash.setdefault(record.content_hash, []).append(record.id)
+        self.by_near.setdefault((record.subject_id, record.type.value, record.slot or ""), []).append(
+            record.id
+        )
         if contests is not None:
-            p.contested.append(contests.id)
             self.touched |= _record_keys(contests)
+            marked = self._now(contests)
+            assert marked is not None
+            flags = [f for f in marked.flags if f != Flag.CONTESTED.value] + [Flag.CONTESTED.value]
+            self._change(marked.model_copy(update={"flags": flags}), lambda: p.contested.append(marked.id))
         sentences = ready.sentence_embeddings
         if keep_vector and sentences is not None and len(sentences):
             p.sentences.append((record.id, record.subject_id, sentences))
+
+    def _change(self, changed: MemoryRecord, statement: Callable[[], None]) -> None:
+        """A record this batch changes: written as changed if it is still pending (its insert and
+        the statement changing it would otherwise run in the wrong order), else by the statement."""
+        self.state[changed.id] = changed
+        at = self.pending_at.get(changed.id)
+        if at is None:
+            statement()
+        else:
+            self.pending.records[at] = (changed, self.pending.records[at][1])
 
     def _flush(self) -> None:
         if not self.pending:
             return
         p, self.pending = self.pending, _Pending()
+        self.pending_at = {}
         self.flushes += 1
         self.session.persist_admitted(supersessions=p.supersessions, records=p.records, sentences=p.sentences)
         if p.contested:

@@ -17,6 +17,7 @@ import numpy as np
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT
+from agent_memory.domain.decision import AdmissionContext
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports.batch import ContextQuery, PrefetchedContext
 from agent_memory.ports.store import IdempotentReply
@@ -46,7 +47,7 @@ SELECT c.i,
     WHERE tenant_id = %(t)s AND subject_id = c.s AND status = 'running') AS erasing,
   near.id AS near_id, near.similarity AS near_similarity
 FROM unnest(%(i)s::int[], %(s)s::text[], %(ty)s::text[], %(slot)s::text[], %(h)s::text[],
-            %(lk)s::jsonb[], %(e)s::vector[]) AS c(i, s, ty, slot, h, lk, e)
+            %(lk)s::jsonb[], %(e)b::vector[]) AS c(i, s, ty, slot, h, lk, e)
 LEFT JOIN LATERAL (
   SELECT id, 1 - (embedding <=> c.e) AS similarity
     FROM memory_records
@@ -87,8 +88,8 @@ class BatchAdmissionQueries:
     def admission_contexts(
         self, queries: Sequence[ContextQuery], *, min_similarity: float
     ) -> list[PrefetchedContext]:
-        """What `admission_context` (and `near_duplicate`, for candidates with a vector) would say
-        for each candidate right now, in one statement; the records they name in a second."""
+        """What `admission_context` would say for each candidate right now, and the nearest record
+        `near_duplicate` searches (any similarity), in one statement; the records in a second."""
         if not queries:
             return []
         rows = self.conn.execute(
@@ -109,21 +110,19 @@ class BatchAdmissionQueries:
             row[k] for row in rows for k in ("active_id", "duplicate_id", "near_id") if row[k] is not None
         }
         records = self.records_by_id(wanted)
-        out = []
-        for row in rows:
-            near = None
-            if row["near_id"] is not None and row["near_similarity"] >= min_similarity:
-                near = records[row["near_id"]]
-            out.append(
-                PrefetchedContext(
+        return [
+            PrefetchedContext(
+                context=AdmissionContext(
                     active=records.get(row["active_id"]) if row["active_id"] else None,
                     duplicate=records.get(row["duplicate_id"]) if row["duplicate_id"] else None,
                     tombstoned=bool(row["tombstoned"]),
                     erasing=bool(row["erasing"]),
-                    near_duplicate=near,
-                )
+                ),
+                nearest=records.get(row["near_id"]) if row["near_id"] else None,
+                nearest_similarity=row["near_similarity"],
             )
-        return out
+            for row in rows
+        ]
 
     def records_by_id(self, memory_ids: set[str]) -> dict[str, MemoryRecord]:
         from agent_memory.adapters.postgres.store import RECORD_COLUMNS, row_to_record
@@ -172,7 +171,9 @@ class BatchAdmissionQueries:
                     [(new, at, at, old) for old, new, at in supersessions],
                 )
             if records:
-                cur.executemany(_INSERT_RECORD, [record_params(r, e) for r, e in records])
+                # Vectors in binary: their text form costs more to write than the rest of the row.
+                insert = _INSERT_RECORD.replace("%(embedding)s", "%(embedding)b")
+                cur.executemany(insert, [record_params(r, e) for r, e in records])
         rows = [
             (self.tenant_id, memory_id, subject_id, pos, v)
             for memory_id, subject_id, vectors in sentences
@@ -182,7 +183,7 @@ class BatchAdmissionQueries:
             with self.conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO memory_sentences (tenant_id, memory_id, subject_id, pos, embedding)"
-                    " VALUES (%s, %s, %s, %s, %s)",
+                    " VALUES (%s, %s, %s, %s, %b)",
                     rows,
                 )
 
