@@ -373,7 +373,7 @@ class _BatchRun:
             return None
         options: list[tuple[float, MemoryRecord]] = []
         if prefetched.nearest is not None and prefetched.nearest_similarity is not None:
-            nearest = self._now(prefetched.nearest)
+            nearest = self.state.get(prefetched.nearest.id, prefetched.nearest)
             if not _searchable(nearest):  # left the search within the batch: the next one is unknown
                 return _UNSURE
             options.append((float(prefetched.nearest_similarity), nearest))
