@@ -4,7 +4,7 @@
 //
 // Today a token is pasted, or (local development only) minted by the `memory serve` development
 // endpoint. It lives in memory and in sessionStorage (gone when the tab closes), never in
-// localStorage or a cookie.
+// local storage or a cookie.
 
 const STORAGE_KEY = "agent-memory-console.token";
 const DEV_TOKEN_URL = "dev/token"; // relative to /console/: absent wherever the console is static files
