@@ -209,7 +209,7 @@ class Database:
         in pipeline mode: BEGIN and the tenant setting travel with the first query, a write whose
         result nobody reads travels with the COMMIT. Only for statements whose best plan does not
         depend on the parameters. The per-subject retrieval itself runs on `statements()`, outside
-        any transaction; its query keeps its plan inside a PL/pgSQL function (migration 0013).
+        any transaction; its query keeps its plan inside a PL/pgSQL function (sql/retrieval_functions.sql).
         """
         bound = bound_subjects() if isinstance(subjects, _RequestBinding) else subjects
         # The server writes the array literal (no quoting done here); an empty binding is refused
@@ -238,7 +238,7 @@ class Database:
     def statements(self) -> Iterator[psycopg.Connection[DictRow]]:
         """A pooled connection in autocommit: each statement is its own transaction, committed
         (durably) when it returns. For calls that scope the tenant themselves (the read path's
-        functions, migration 0013): no BEGIN, no tenant statement, no COMMIT round trip."""
+        functions, sql/retrieval_functions.sql): no BEGIN, no tenant statement, no COMMIT round trip."""
         with self._lend() as conn:
             conn.autocommit = True
             try:
