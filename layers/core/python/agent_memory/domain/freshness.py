@@ -91,11 +91,6 @@ class FreshnessDecisions:
     agreeing: dict[str, str]
     read_at: datetime | None
 
-    @property
-    def to_record(self) -> bool:
-        """Anything for the store to flag or clear."""
-        return self.read_at is not None and bool(self.contradicting or self.agreeing)
-
 
 @dataclass
 class FreshnessGate:
