@@ -236,6 +236,18 @@ def cmd_invoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from agent_memory.bootstrap import build_container
+    from agent_memory.local.import_command import run
+
+    container = build_container(_settings())
+    try:
+        print(json.dumps(run(args, container), indent=2))
+    finally:
+        container.close()
+    return 0
+
+
 def cmd_purge(args: argparse.Namespace) -> int:
     from agent_memory.bootstrap import build_container
     from agent_memory.progress import terminal_progress
@@ -382,6 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("verify-audit", help="recompute every tenant's audit hash chain")
     s.add_argument("--tenant")
     s.set_defaults(func=cmd_verify_audit)
+
+    s = sub.add_parser("import", help="import a JSONL file of memories or transcripts (resumable)")
+    from agent_memory.local.import_command import add_arguments as import_arguments
+
+    import_arguments(s)
+    _progress_option(s)
+    s.set_defaults(func=cmd_import)
 
     s = sub.add_parser("purge", help="run the lifecycle purge now (expire, delete, consolidate)")
     s.add_argument("--dry-run", action="store_true", help="count what would change, change nothing")

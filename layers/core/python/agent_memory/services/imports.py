@@ -1,0 +1,254 @@
+"""Importing history: memories, or closed sessions' transcripts, one JSON object a line, through
+the batched write path (services/batch_admission.py): every memory is admitted, held or refused
+exactly as a single write would be; nothing here decides anything.
+
+A line is a memory (the body of `POST /v1/memories`) or a transcript (`session_id`, `subject_id`,
+`occurred_at`, `turns`, as a session close takes them), whose turns are masked and extracted here,
+at once, the candidates written as the extraction worker writes them. Each line is idempotent: a
+memory without an `idempotency_key` gets one from its text, a transcript's candidates one from the
+session and their position, so importing the same file again replays instead of writing again.
+
+Lines are written a chunk at a time, each chunk one transaction, and `on_chunk` hears after each
+commit how many lines are done (the command's checkpoint: an interrupted import resumes after the
+last chunk written). A malformed line is counted and named (its line and field, never its text)
+and the others go ahead; `parse_memories` (the HTTP route) refuses the whole request instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge
+from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, Transcript, Turn
+from agent_memory.domain.hashing import text_hash
+from agent_memory.domain.ids import SessionId, SubjectId
+from agent_memory.domain.records import MemoryWrite, Principal, WriteResult
+from agent_memory.domain.sanitize import MaskedText, mask_identifiers
+from agent_memory.observability import logger
+from agent_memory.ports.extractor import ExtractionFailed, Extractor
+from agent_memory.progress import ProgressFactory
+from agent_memory.services.batch_admission import MAX_BATCH
+from agent_memory.services.extraction import ExtractionWorker
+from agent_memory.services.write_gateway import WriteGateway
+
+MAX_LINE_BYTES = MAX_TRANSCRIPT_BYTES + 65_536
+MAX_REFUSALS_LISTED = 100
+DEFAULT_CHUNK = 500
+
+
+class ImportedTranscript(BaseModel):
+    """A closed session to import: what `POST /v1/sessions/{id}/close` takes, and its id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: SessionId
+    subject_id: SubjectId
+    ticket_id: MaskedText | None = Field(default=None, max_length=200)
+    channel: MaskedText | None = Field(default=None, max_length=50)
+    occurred_at: datetime
+    turns: list[Turn] = Field(min_length=1, max_length=2000)
+
+
+@dataclass
+class ImportSummary:
+    """What an import did, by decision; refused lines by number and field (never their text)."""
+
+    lines: int = 0
+    memory_lines: int = 0
+    transcript_lines: int = 0
+    candidates: int = 0
+    decisions: Counter[str] = field(default_factory=Counter)
+    refused: int = 0
+    refusals: list[dict[str, Any]] = field(default_factory=list)
+
+    def refuse(self, line: int, field_name: str) -> None:
+        self.refused += 1
+        if len(self.refusals) < MAX_REFUSALS_LISTED:
+            self.refusals.append({"line": line, "field": field_name})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "lines": self.lines,
+            "memory_lines": self.memory_lines,
+            "transcript_lines": self.transcript_lines,
+            "candidates": self.candidates,
+            "decisions": dict(sorted(self.decisions.items())),
+            "refused": self.refused,
+            "refusals": list(self.refusals),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ImportSummary:
+        return cls(
+            lines=int(d.get("lines", 0)),
+            memory_lines=int(d.get("memory_lines", 0)),
+            transcript_lines=int(d.get("transcript_lines", 0)),
+            candidates=int(d.get("candidates", 0)),
+            decisions=Counter(d.get("decisions", {})),
+            refused=int(d.get("refused", 0)),
+            refusals=list(d.get("refusals", [])),
+        )
+
+
+def _field_of(exc: ValidationError) -> str:
+    loc = exc.errors()[0]["loc"]
+    name = ".".join(str(p) for p in loc) or "line"
+    # A path into `value` names keys the line chose (its content): only `value` is kept.
+    return "value" if name == "value" or name.startswith("value.") else name[:100]
+
+
+def memory_write(obj: dict[str, Any], *, key_basis: str) -> MemoryWrite:
+    """One memory line as a write, idempotent by its own key or one drawn from `key_basis`."""
+    try:
+        write = MemoryWrite.model_validate(obj)
+    except ValidationError as exc:
+        raise InvalidRequest("not a memory", field=_field_of(exc)) from exc
+    if write.idempotency_key is None:
+        write = write.model_copy(update={"idempotency_key": f"import:{text_hash(key_basis)[:40]}"})
+    return write
+
+
+def parse_memories(items: list[Any], *, prefix: str = "memories") -> list[MemoryWrite]:
+    """The HTTP route's body: every item a memory, or 422 naming the first bad one and its field."""
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InvalidRequest(f"{prefix}[{i}]: expected an object", field=f"{prefix}[{i}]")
+        try:
+            out.append(memory_write(item, key_basis=json.dumps(item, sort_keys=True, default=str)))
+        except InvalidRequest as exc:
+            raise InvalidRequest(f"{prefix}[{i}]: {exc.message}", field=f"{prefix}[{i}].{exc.field}") from exc
+    return out
+
+
+def transcript_writes(obj: dict[str, Any], extractor: Extractor) -> list[MemoryWrite]:
+    """A transcript line's candidates as the extraction worker writes them (masked first)."""
+    try:
+        imported = ImportedTranscript.model_validate(obj)
+    except ValidationError as exc:
+        raise InvalidRequest("not a transcript", field=_field_of(exc)) from exc
+    transcript = Transcript(
+        session_id=imported.session_id,
+        subject_id=imported.subject_id,
+        ticket_id=imported.ticket_id,
+        channel=imported.channel,
+        occurred_at=imported.occurred_at,
+        turns=[Turn(speaker=t.speaker, text=mask_identifiers(t.text).text) for t in imported.turns],
+    )
+    try:
+        result = extractor.extract(transcript)
+    except ExtractionFailed as exc:
+        raise InvalidRequest("the extractor could not read this transcript", field="turns") from exc
+    row = {"transcript_key": f"import:{imported.session_id}"}
+    candidates = [*result.candidates, *([result.summary] if result.summary else [])]
+    writes = []
+    for index, cand in enumerate(candidates):
+        try:
+            writes.append(ExtractionWorker._to_write(transcript, row, cand, index))
+        except ValidationError:  # one unusable candidate never fails the others (as the worker does)
+            continue
+    return writes
+
+
+def numbered_lines(path: str, *, skip: int = 0) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a JSONL file from line `skip + 1`, blank lines included (numbered)."""
+    with open(path, encoding="utf-8") as f:
+        for number, text in enumerate(f, start=1):
+            if number > skip:
+                yield number, text
+
+
+def run_import(
+    gateway: WriteGateway,
+    principal: Principal,
+    lines: Iterable[tuple[int, str]],
+    *,
+    extractor: Callable[[], Extractor] | None = None,
+    chunk: int = DEFAULT_CHUNK,
+    summary: ImportSummary | None = None,
+    on_chunk: Callable[[int, ImportSummary], None] | None = None,
+    progress: ProgressFactory | None = None,
+    total: int | None = None,
+) -> ImportSummary:
+    """Import numbered JSONL lines (see the module); `summary` continues a resumed import."""
+    summary = summary or ImportSummary()
+    chunk = max(1, min(chunk, MAX_BATCH))
+    bar = progress("import", total=total, unit="line") if progress else None
+    loaded: Extractor | None = None
+    pending: list[tuple[int, MemoryWrite]] = []
+    last = 0
+
+    def flush() -> None:
+        nonlocal pending
+        if not pending:
+            return
+        results = gateway.write_many(principal, [w for _, w in pending], refuse_invalid=True)
+        _count(summary, pending, results)
+        summary.lines = last
+        if on_chunk:
+            on_chunk(last, summary)
+        if bar:
+            bar.set_postfix_str(f"admitted={summary.decisions.get('admitted', 0)} refused={summary.refused}")
+        pending = []
+
+    for number, text in lines:
+        if bar:
+            bar.update(1)
+        if not text.strip():
+            last = number
+            continue
+        try:
+            if len(text.encode()) > MAX_LINE_BYTES:
+                raise PayloadTooLarge(f"a line holds at most {MAX_LINE_BYTES} bytes", field="line")
+            obj = json.loads(text)
+            if not isinstance(obj, dict):
+                raise InvalidRequest("a line is one JSON object", field="line")
+            if "turns" in obj:
+                if extractor is None:
+                    raise InvalidRequest("transcripts need an extractor", field="turns")
+                loaded = loaded or extractor()
+                writes = transcript_writes(obj, loaded)
+                summary.transcript_lines += 1
+            else:
+                writes = [memory_write(obj, key_basis=text.strip())]
+                summary.memory_lines += 1
+        except json.JSONDecodeError:
+            summary.refuse(number, "line")
+            last = number
+            continue
+        except DomainError as exc:
+            summary.refuse(number, exc.field or exc.code)
+            last = number
+            continue
+        if len(pending) + len(writes) > MAX_BATCH:
+            flush()  # a chunk holds whole lines
+        pending.extend((number, w) for w in writes[:MAX_BATCH])
+        last = number
+        if len(pending) >= chunk:
+            flush()
+    flush()
+    summary.lines = max(summary.lines, last)
+    if on_chunk:
+        on_chunk(summary.lines, summary)
+    if bar:
+        bar.close()
+    logger.info("import finished", extra={k: v for k, v in summary.as_dict().items() if k != "refusals"})
+    return summary
+
+
+def _count(
+    summary: ImportSummary, pending: list[tuple[int, MemoryWrite]], results: list[WriteResult]
+) -> None:
+    for (number, _), result in zip(pending, results, strict=True):
+        if result.refused is not None:
+            summary.refuse(number, result.refused)
+            continue
+        summary.candidates += 1
+        summary.decisions["replayed" if result.replayed else result.decision.value] += 1
