@@ -13,6 +13,7 @@ from constructs import Construct
 from infra import layer as layer_builder
 from infra.config import DeploymentConfig
 from infra.constructs.api import Api
+from infra.constructs.console import Console
 from infra.constructs.database import Database, DatabaseMigrations
 from infra.constructs.erasure import ErasureWorkflow
 from infra.constructs.functions import PermissionTargets, ServiceFunctions
@@ -105,7 +106,10 @@ class MemoryStack(Stack):
             erasure_state_machine=self.erasure.state_machine,
             database_proxy=self.database.proxy,
         )
+        # The review console: static files behind CloudFront, /v1/* on the same origin.
+        self.console = Console(self, "Console", config=config, rest_api=self.api.rest_api)
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
+        CfnOutput(self, "ConsoleUrl", value=self.console.url)
         CfnOutput(self, "DatabaseSecretArn", value=self.database.secret.secret_arn)
         CfnOutput(self, "AppDatabaseSecretArn", value=self.database.app_secret.secret_arn)
         CfnOutput(self, "DatabaseProxyEndpoint", value=self.database.proxy.endpoint)
