@@ -63,10 +63,11 @@ def test_given_an_issuer_token_when_authorized_then_allowed_with_the_mapped_clai
 def test_given_a_wrong_audience_then_the_function_answers_401_with_the_reason(authorizer, issuer):
     # Given a token the issuer signed for another API
     policy = invoke(authorizer, issuer.token(aud="another-api", **{"cognito:groups": ["memory-agent"]}))
-    # Then the context grants nothing and carries the reason to the function (which answers 401
-    # and records it in the tenant's audit chain)
+    # Then the context grants nothing and carries the reason to the function (which answers 401)
     assert "roles" not in policy["context"]
     assert "audience" in policy["context"]["refused"]
+    # And names no tenant: a token issued for another audience says nothing trustworthy about one
+    assert "tenant_id" not in policy["context"]
 
 
 @pytest.mark.parametrize("kind", ["unknown kid", "local HS256", "not a JWT"])

@@ -72,27 +72,36 @@ def test_given_an_es256_token_when_verified_then_accepted():
 
 
 @pytest.mark.parametrize(
-    ("claims", "reason", "said"),
+    ("claims", "reason", "said", "for_this_service"),
     [
-        ({"aud": "another-api"}, "audience", "audience"),
-        ({"aud": None}, "audience", "missing claim 'aud'"),
-        ({"iss": "https://idp.test/another-tenant"}, "issuer", "issuer"),
-        ({"ttl_s": -120}, "expired", "expired"),
-        ({"nbf": 4_102_444_800}, "not_yet_valid", "not valid yet"),
-        ({"roles": ["agent", "superuser"]}, "claims", "roles"),
+        ({"aud": "another-api"}, "audience", "audience", False),
+        ({"aud": None}, "audience", "missing claim 'aud'", False),
+        ({"iss": "https://idp.test/another-tenant"}, "issuer", "issuer", False),
+        ({"ttl_s": -120}, "expired", "expired", True),
+        ({"nbf": 4_102_444_800}, "not_yet_valid", "not valid yet", True),
+        ({"roles": ["agent", "superuser"]}, "claims", "roles", True),
     ],
 )
 def test_given_a_token_signed_by_the_issuer_but_wrong_when_verified_then_refused_with_the_check(
-    issuer, claims, reason, said
+    issuer, claims, reason, said, for_this_service
 ):
     # Given a correctly signed token whose audience, issuer, lifetime or roles are wrong
     token = issuer.token(**claims)
-    # When verified, Then it is refused, naming the failed check, and the refusal names the tenant
-    # (the signature verified: it is recorded in that tenant's audit chain)
+    # When verified, Then it is refused, naming the failed check (the function answers it)
     refusal = refused(verifier_for(issuer), token)
+    assert isinstance(refusal, TokenRefused)
     assert refusal.reason == reason
     assert said in refusal.message
-    assert isinstance(refusal, TokenRefused) and refusal.tenant_id == "acme"
+    # And its tenant is trusted (the refusal joins that tenant's audit chain) only when the token
+    # was issued for this service: the same keys may sign for other issuers and audiences
+    assert refusal.tenant_id == ("acme" if for_this_service else None)
+
+
+def test_an_expired_token_for_another_audience_names_no_tenant(issuer):
+    refusal = refused(
+        verifier_for(issuer), issuer.token(aud="another-api", ttl_s=-120, tenant_id="victim-co")
+    )
+    assert isinstance(refusal, TokenRefused) and refusal.tenant_id is None
 
 
 def test_given_a_token_signed_with_another_key_under_a_published_kid_then_the_signature_fails(issuer):

@@ -52,12 +52,15 @@ class InvalidToken(Unauthenticated):
 
 
 class TokenRefused(InvalidToken):
-    """A token whose signature verified but whose claims were refused (expired, unknown role,
-    malformed binding, wrong audience): its tenant and subject are genuine, so the refusal can be
-    recorded in that tenant's audit chain. A token whose signature did not verify names no tenant
-    anyone can trust, and is a plain `InvalidToken`."""
+    """A token whose signature verified with a trusted key but which was refused (expired, unknown
+    role, malformed binding, wrong audience): the function answers 401 with the reason. When the
+    token was also issued for this service (`tenant_id` set: its issuer and audience passed), its
+    tenant and subject are genuine and the refusal is recorded in that tenant's audit chain. A
+    token whose signature did not verify names nothing anyone can trust: a plain `InvalidToken`."""
 
-    def __init__(self, message: str, *, tenant_id: str, actor: str, reason: str = "claims") -> None:
+    def __init__(
+        self, message: str, *, tenant_id: str | None, actor: str | None, reason: str = "claims"
+    ) -> None:
         super().__init__(message, reason=reason)
         self.tenant_id = tenant_id
         self.actor = actor
@@ -269,7 +272,10 @@ def refused_context(refusal: TokenRefused) -> dict[str, str]:
     """The authorizer's context for a token whose signature verified and whose claims were refused:
     the request goes on to its function, which answers 401 before routing and records the refusal
     in the tenant's audit chain (`api.http`). It names no roles: it authorizes nothing."""
-    return {"tenant_id": refusal.tenant_id, "sub": refusal.actor, "refused": refusal.message}
+    context = {"sub": refusal.actor or "unidentified", "refused": refusal.message}
+    if refusal.tenant_id is not None:  # issued for this service: the refusal joins its audit chain
+        context["tenant_id"] = refusal.tenant_id
+    return context
 
 
 def principal_from_claims(claims: dict[str, Any]) -> Principal:

@@ -28,6 +28,7 @@ from agent_memory.api.identity import (
     CLAIMS_ONLY,
     IdentityProviderUnavailable,
     InvalidToken,
+    TokenRefused,
     claims_failure,
     principal_from_claims,
     refusal_from_claims,
@@ -251,15 +252,15 @@ class JwksVerifier:
             ) from exc
         except jwt.InvalidTokenError as exc:
             message, reason = claims_failure(exc)
-            raise self.refusal_from_claims(token, key, message, reason) from exc
+            raise self._refusal(token, key, message, reason) from exc
         failed = self._other_checks(raw)
         if failed is not None:
-            raise self.refusal_from_claims(token, key, *failed)
+            raise self._refusal(token, key, *failed)
         try:
             claims = self.mapping.canonical(raw)
             principal_from_claims(claims)  # shape check, as for a local token
         except Unauthenticated as exc:
-            raise self.refusal_from_claims(token, key, exc.message, "claims") from exc
+            raise self._refusal(token, key, exc.message, "claims") from exc
         return claims
 
     def _signing_key(self, token: str) -> jwt.PyJWK:
@@ -297,7 +298,7 @@ class JwksVerifier:
         """The issuer's signing keys: cached, fetched when absent, stale or `refresh`."""
         try:
             return self.keys.get_signing_keys(refresh=refresh)
-        except jwt.PyJWKClientError as exc:  # unreachable, slow, or not a key set
+        except (jwt.PyJWKClientError, jwt.PyJWKSetError) as exc:  # unreachable, slow, no usable key
             raise IdentityProviderUnavailable(
                 "the identity provider's keys cannot be fetched; retry shortly"
             ) from exc
@@ -313,21 +314,37 @@ class JwksVerifier:
 
     def _other_checks(self, raw: Mapping[str, Any]) -> tuple[str, str] | None:
         """The audience read from another claim (Cognito's `client_id`) and the required values."""
-        if self.audience_claim != "aud":
-            value = raw.get(self.audience_claim)
-            values = value if isinstance(value, list) else [value]
-            if not any(isinstance(v, str) and v in self.audiences for v in values):
-                return f"invalid token: audience ({self.audience_claim}) is not this service", "audience"
-        for name, expected in self.required_claims.items():
-            if raw.get(name) != expected:
-                return f"invalid token: claim {name!r} must be {expected!r}", "claims"
+        if self.audience_claim != "aud" and not self._audience_ok(raw):
+            return f"invalid token: audience ({self.audience_claim}) is not this service", "audience"
+        missing = self._required_missing(raw)
+        if missing is not None:
+            return f"invalid token: claim {missing!r} must be {self.required_claims[missing]!r}", "claims"
         return None
 
-    def refusal_from_claims(self, token: str, key: jwt.PyJWK, message: str, reason: str) -> InvalidToken:
-        """The signature verified: name the token's tenant and subject when its claims map to them."""
+    def _audience_ok(self, raw: Mapping[str, Any]) -> bool:
+        value = raw.get(self.audience_claim)
+        values = value if isinstance(value, list) else [value]
+        return any(isinstance(v, str) and v in self.audiences for v in values)
+
+    def _required_missing(self, raw: Mapping[str, Any]) -> str | None:
+        return next((name for name, value in self.required_claims.items() if raw.get(name) != value), None)
+
+    def _refusal(self, token: str, key: jwt.PyJWK, message: str, reason: str) -> InvalidToken:
+        """The signature verified: a refusal the function answers with its reason, naming the
+        token's tenant and subject only when the token was issued for this service (issuer,
+        audience and required claims pass). An IdP's keys may sign for other issuers and
+        audiences (Entra's sign for every directory), whose tenant claims mean nothing here."""
         try:
             raw = jwt.decode(token, key, algorithms=self.algorithms, options=CLAIMS_ONLY)
-            claims: dict[str, Any] | None = self.mapping.canonical(raw)
-        except (jwt.InvalidTokenError, Unauthenticated):
-            claims = None
-        return refusal_from_claims(claims, message, reason)
+        except jwt.InvalidTokenError:
+            return InvalidToken(message, reason=reason)
+        if raw.get("iss") != self.issuer or not self._audience_ok(raw) or self._required_missing(raw):
+            return TokenRefused(message, tenant_id=None, actor=None, reason=reason)
+        try:
+            claims = self.mapping.canonical(raw)
+        except Unauthenticated:
+            return TokenRefused(message, tenant_id=None, actor=None, reason=reason)
+        refusal = refusal_from_claims(claims, message, reason)
+        if isinstance(refusal, TokenRefused):
+            return refusal
+        return TokenRefused(message, tenant_id=None, actor=None, reason=reason)  # no tenant claim
