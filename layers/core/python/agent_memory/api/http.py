@@ -208,6 +208,23 @@ def is_json_media_type(value: str) -> bool:
     return True
 
 
+def _first_validation_error(exc: RequestValidationError) -> tuple[str | None, str]:
+    """The field (dotted, without body/query/path) and message of the first validation error."""
+    errors = exc.errors()
+    first = errors[0] if errors else {}
+    # The first element says where (body, query, path); a field may itself be named "query".
+    raw_loc = list(first.get("loc", ()))
+    part = raw_loc[0] if raw_loc and raw_loc[0] in ("body", "query", "path") else None
+    if part is not None:
+        raw_loc = raw_loc[1:]
+    # a body missing as a whole (or not an object) names the body itself
+    field = ".".join(str(p) for p in raw_loc) or ("body" if part == "body" else None)
+    msg = first.get("msg", "invalid request")
+    if first.get("type") == "json_invalid":
+        field, msg = "body", "request body is not valid JSON"
+    return field, (f"{field}: {msg}" if field else msg)
+
+
 def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolver:
     # A response that does not fit its route's model (api/models) is the service's fault: a 500,
     # never the 422 Powertools would answer by default.
@@ -252,20 +269,7 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
             _count_refusal("invalid_request")
             where, why = unstorable
             return error_response(422, "invalid_request", f"{where}: {why}", _request_id(app), where)
-        errors = exc.errors()
-        first = errors[0] if errors else {}
-        # The first element says where (body, query, path); a field may itself be named "query".
-        raw_loc = list(first.get("loc", ()))
-        part = raw_loc[0] if raw_loc and raw_loc[0] in ("body", "query", "path") else None
-        if part is not None:
-            raw_loc = raw_loc[1:]
-        loc = [str(p) for p in raw_loc]
-        # a body missing as a whole (or not an object) names the body itself
-        field = ".".join(loc) or ("body" if part == "body" else None)
-        msg = first.get("msg", "invalid request")
-        if first.get("type") == "json_invalid":
-            field, msg = "body", "request body is not valid JSON"
-        message = f"{field}: {msg}" if field else msg
+        field, message = _first_validation_error(exc)
         _count_refusal("invalid_request")
         return error_response(422, "invalid_request", message, _request_id(app), field)
 
