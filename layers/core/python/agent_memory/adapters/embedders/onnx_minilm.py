@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from importlib import resources
 from pathlib import Path
 
@@ -20,6 +21,9 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MAX_TOKENS = 256
 BATCH = 32
+# Recent texts' vectors (12 MB at 384 floats each): an import or a benchmark's haystacks repeat
+# the same turns and sentences, and a text's vector never changes for a given model.
+CACHE_TEXTS = 8192
 
 
 def _sha256(path: Path) -> str:
@@ -34,7 +38,9 @@ class MiniLMOnnxEmbedder:
     name = "local-minilm-onnx"
     dimension = 384
 
-    def __init__(self, *, threads: int = 1, model_path: Path | None = None) -> None:
+    def __init__(
+        self, *, threads: int = 1, model_path: Path | None = None, cache_texts: int = CACHE_TEXTS
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -62,12 +68,40 @@ class MiniLMOnnxEmbedder:
         self.session = ort.InferenceSession(
             str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
         )
-        self._lock = threading.Lock()  # tokenizer padding state is shared
+        self._lock = threading.Lock()  # tokenizer padding state and the cache are shared
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_texts = cache_texts
+        self.hits = self.misses = 0
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Each distinct text once: a recent one from the cache, the others run through the model."""
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        wanted: dict[str, list[int]] = {}
+        with self._lock:
+            for i, text in enumerate(texts):
+                cached = self._cache.get(text)
+                if cached is not None:
+                    self._cache.move_to_end(text)
+                    out[i] = cached
+                    self.hits += 1
+                else:
+                    wanted.setdefault(text, []).append(i)
+            self.misses += len(wanted)
+        if not wanted:
+            return out
+        fresh = list(wanted)
+        vectors = self._run(fresh)
+        with self._lock:
+            for text, vector in zip(fresh, vectors, strict=True):
+                out[wanted[text]] = vector
+                if self._cache_texts:
+                    self._cache[text] = vector.copy()
+                    if len(self._cache) > self._cache_texts:
+                        self._cache.popitem(last=False)
+        return out
+
+    def _run(self, texts: list[str]) -> np.ndarray:
         """Embed in length-sorted chunks: padding a short text to a long neighbour's length is wasted work."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
         with self._lock:
             encodings = self.tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
