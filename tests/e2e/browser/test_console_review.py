@@ -241,3 +241,44 @@ def test_memory_text_with_html_and_script_renders_as_text(console, api):
     assert "<retrieved_memory" in context.text
     assert console.driver.execute_script("return window.__pwned === undefined")
     assert not console.all("#main script, #main img, #main b, #main i")
+
+
+def test_a_contested_record_waits_beside_the_record_it_contradicts_and_rejecting_keeps_it_served(
+    console, api
+):
+    # Given a confirmed preference and a later customer claim contradicting it
+    tenant, subject = "rv-contest", "ACC-CONTEST-1"
+    agent = api.token(tenant, "agent-1", ["agent"])
+
+    def write(content: str, kind: str) -> dict:
+        body = {
+            "subject_id": subject,
+            "type": "preference",
+            "slot": "preference.contact_channel",
+            "content": content,
+            "source": {"kind": kind},
+        }
+        reply = api.post("/v1/memories", body, token=agent)
+        assert reply.status in (200, 201), reply.body
+        return reply.body["memory"]
+
+    served = write("Send renewal paperwork by email, never by phone.", "customer_confirmed")
+    newcomer = write("Courier the renewal paperwork to the head office, never by email.", "customer_claim")
+    assert newcomer["status"] == "contested"
+
+    # When the reviewer opens the queue
+    console.sign_in(api.token(tenant, "rev-1", ["reviewer"]), "review")
+    item = console.find(f'li[data-memory-id="{newcomer["id"]}"]')
+
+    # Then it is marked contested, beside the served record it contradicts, with no evidence demanded
+    assert "Contested" in item.find_element("css selector", "h2").text
+    active = item.find_element("css selector", "section.active")
+    assert "Active record it contradicts" in active.text and "by email, never by phone" in active.text
+    assert item.find_element("css selector", "input[name=evidence_ref]").get_attribute("required") is None
+
+    # When they reject it with a reason, the served record stays the slot's active version
+    item.find_element("css selector", "textarea[name=note]").send_keys("The customer confirmed email again.")
+    item.find_element("css selector", "button[value=reject]").click()
+    console.wait_text("#decision-result", "Rejected")
+    assert status_of(api, tenant, newcomer["id"]) == "rejected"
+    assert status_of(api, tenant, served["id"]) == "active"
