@@ -29,10 +29,19 @@ def _extraction(argv: list[str]) -> int:
         "detailed report of one extractor on one labelled file.",
     )
     p.add_argument("--data", help="one labelled file: the detailed single-extractor report")
-    p.add_argument("--extractor", choices=["rules", "learned"], default="rules", help="with --data")
+    p.add_argument(
+        "--extractor",
+        choices=["rules", "learned", "llm"],
+        default="rules",
+        help="with --data: the one to report on; llm without --data: the LLM extractor beside both "
+        "offline ones on the hand-labelled and held-out files (OPENAI_BASE_URL, OPENAI_API_KEY)",
+    )
+    p.add_argument("--model", default="gpt-4o-mini", help="the LLM extractor's model name")
     p.add_argument("--policy", default="crm")
     p.add_argument("--json")
     a = p.parse_args(argv)
+    if a.extractor == "llm":
+        return _llm_extraction(a.model, a.data, a.json)
     if a.data is None:
         from memory_bench.extraction_splits import run, table
 
@@ -48,6 +57,24 @@ def _extraction(argv: list[str]) -> int:
 
         extractor = LearnedExtractor(CachedEmbedder())
     _emit(run_extraction_bench(a.data, extractor, policy=a.policy), a.json)
+    return 0
+
+
+def _llm_extraction(model: str, data: str | None, json_path: str | None) -> int:
+    import os
+
+    from agent_memory.adapters.extractors.llm import LlmExtractor
+    from memory_bench.extraction_splits import run_llm, table
+
+    llm = LlmExtractor(
+        model=model, api_key=os.environ.get("OPENAI_API_KEY"), base_url=os.environ.get("OPENAI_BASE_URL")
+    )
+    report = run_llm(llm, {Path(data).stem: Path(data)} if data else None)
+    print(table(report))
+    failed = {name: split["llm"]["failed_transcripts"] for name, split in report["splits"].items()}
+    print(f"llm sessions rejected (malformed, partial or refused output): {failed}")
+    if json_path:
+        Path(json_path).write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
 

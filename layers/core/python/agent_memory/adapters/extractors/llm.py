@@ -5,6 +5,12 @@ instructions; the prompt is a versioned file. The model's answer is parsed
 into a pydantic schema; anything malformed is rejected with a reason and
 nothing is admitted. Timeouts are retried by the SDK, then surface as
 retryable errors (the queue redelivers).
+
+A long transcript goes in as overlapping windows of turns (`chunk_turns` turns,
+`overlap_turns` of them shared with the window before, or fewer turns when the
+text would pass `chunk_chars`), each window numbered with the transcript's own turn
+indices. A candidate found twice in an overlap (same turn, quote and type) is kept once; one
+rejected window fails the whole session, so nothing half-read is admitted.
 """
 
 from __future__ import annotations
@@ -71,9 +77,17 @@ class LlmExtractor:
         base_url: str | None,
         timeout_s: float = 20.0,
         max_retries: int = 2,
+        chunk_turns: int = 40,
+        overlap_turns: int = 4,
+        chunk_chars: int = 24_000,
     ) -> None:
         from openai import OpenAI
 
+        if not 0 <= overlap_turns < chunk_turns:
+            raise ValueError("overlap_turns must be at least 0 and less than chunk_turns")
+        self.chunk_turns = chunk_turns
+        self.overlap_turns = overlap_turns
+        self.chunk_chars = chunk_chars
         self.model = model
         self.version = f"{PROMPT_VERSION}:{model}"
         self.prompt = load_prompt()
@@ -81,11 +95,46 @@ class LlmExtractor:
             api_key=api_key or "unset", base_url=base_url, timeout=timeout_s, max_retries=max_retries
         )
 
+    def windows(self, transcript: Transcript) -> list[range]:
+        """The turn ranges sent one request each: consecutive windows overlapping by `overlap_turns`."""
+        n = len(transcript.turns)
+        out: list[range] = []
+        start = 0
+        while start < n:
+            end, chars = start, 0
+            while end < n and end - start < self.chunk_turns:
+                chars += len(transcript.turns[end].text)
+                if end > start and chars > self.chunk_chars:
+                    break
+                end += 1
+            out.append(range(start, end))
+            if end >= n:
+                break
+            start = max(end - self.overlap_turns, start + 1)
+        return out
+
     def extract(self, transcript: Transcript) -> ExtractionResult:
+        parts = [self._ask(transcript, window) for window in self.windows(transcript)]
+        merged = LlmExtraction(
+            candidates=[],
+            summary=" ".join(p.summary.strip() for p in parts if p.summary.strip())[:2000],
+            injection_detected=any(p.injection_detected for p in parts),
+        )
+        earlier: set[tuple[int, str, str]] = set()
+        for part in parts:
+            # The same statement read again in the overlap with an earlier window is kept once.
+            merged.candidates += [c for c in part.candidates if (c.turn, c.quote, c.type) not in earlier]
+            earlier |= {(c.turn, c.quote, c.type) for c in part.candidates}
+        return self._to_result(transcript, merged)
+
+    def _ask(self, transcript: Transcript, window: range) -> LlmExtraction:
         import openai
 
         data = json.dumps(
-            [{"turn": i, "speaker": t.speaker.value, "text": t.text} for i, t in enumerate(transcript.turns)],
+            [
+                {"turn": i, "speaker": transcript.turns[i].speaker.value, "text": transcript.turns[i].text}
+                for i in window
+            ],
             ensure_ascii=False,
         )
         # A transcript cannot close the delimiter: JSON escapes quotes, and we escape '<'.
@@ -119,7 +168,9 @@ class LlmExtractor:
         parsed = message.parsed
         if parsed is None:
             raise ExtractionFailed("model refused or returned no structured output")
-        return self._to_result(transcript, parsed)
+        # A candidate pointing outside its window is not something this request showed the model.
+        parsed.candidates = [c for c in parsed.candidates if c.turn in window]
+        return parsed
 
     def _to_result(self, transcript: Transcript, parsed: LlmExtraction) -> ExtractionResult:
         result = ExtractionResult()
