@@ -753,7 +753,10 @@ def run_peer_bench(
             for name in (MEM0_DEFAULT, MEM0_INDEXED)
         }
         mem_default = open_mem0(data_dir, configs[MEM0_DEFAULT])
-        print(f"mem0: adding {len(corpus.memories):,} memories one at a time ...", flush=True)
+        print(
+            f"mem0: {min(mem0_adds, len(corpus.memories)):,} of {len(corpus.memories):,} memories one at a time ...",
+            flush=True,
+        )
         busy = c.CpuSampler()
         report["mem0_load"] = load_mem0(mem_default, corpus, conninfo, mem0_adds)
         report["mem0_load"]["machine_busy_pct"] = busy.busy_pct()
@@ -830,33 +833,29 @@ def run_peer_bench(
         systems[s]["load_per_s"] = report["mem0_load"]["per_s_excluding_embed"]
         systems[s]["load_per_s_with_embed"] = report["mem0_load"]["per_s"]
 
-    # Throughput: the service's client processes (as `memory bench retrieve`), then mem0's.
+    # Throughput: both pools of client processes up at once, the three systems taking turns at each
+    # client count (the order flipped from one count to the next), so drift hits each alike.
     print("throughput runs ...", flush=True)
     qtexts = [q.text for q in qs]
     qvecs = np.stack([qvec_map[t] for t in qtexts])
     workload = [(q.subject, i) for i, q in enumerate(qs)]
     runs: list[dict[str, Any]] = []
-    pool = ClientPool(max(clients), url, data_dir, workload, qtexts, qvecs)
-    try:
-        for n in clients:
-            run = pool.run(n, "precomputed", seconds)
-            runs.append({"system": SERVICE, **run})
-            print(f"  {runs[-1]}", flush=True)
-    finally:
-        pool.close()
-    with EmbeddingServer(corpus.vectors) as server:
+    with EmbeddingServer(corpus.vectors) as server, contextlib.ExitStack() as pools:
         configs = {
             name: mem0_config(conninfo, name, server.url, data_dir / f"mem0-history-{name}.db")
             for name in (MEM0_DEFAULT, MEM0_INDEXED)
         }
+        pool = ClientPool(max(clients), url, data_dir, workload, qtexts, qvecs)
+        pools.callback(pool.close)
         mpool = Mem0Pool(max(clients), data_dir, configs, qs, qvec_map)
-        try:
-            for name in (MEM0_DEFAULT, MEM0_INDEXED):
-                for n in clients:
-                    runs.append(mpool.run(n, name, seconds))
-                    print(f"  {runs[-1]}", flush=True)
-        finally:
-            mpool.close()
+        pools.callback(mpool.close)
+        for k, n in enumerate(clients):
+            for system in SYSTEMS if k % 2 == 0 else SYSTEMS[::-1]:
+                if system == SERVICE:
+                    runs.append({"system": SERVICE, **pool.run(n, "precomputed", seconds)})
+                else:
+                    runs.append(mpool.run(n, system, seconds))
+                print(f"  {runs[-1]}", flush=True)
     for r in runs:
         systems[r["system"]][f"qps_{r['clients']}"] = r["qps"]
         systems[r["system"]][f"p95_ms_{r['clients']}"] = r["p95_ms"]

@@ -1,0 +1,143 @@
+"""The peer comparison's pure parts: paraphrased queries, recall, ratios, the side-by-side table, the
+embeddings server mem0 is pointed at, and the message when mem0 is not installed."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import urllib.request
+
+import numpy as np
+import pytest
+
+from memory_bench import peer
+
+
+def test_a_paraphrased_query_names_the_episode_without_copying_it():
+    # Given the gist of a synthetic episode
+    gist = (
+        "discussed the SSO rollout; they want a fix before month end. Next step: open an engineering ticket."
+    )
+    # When a query is made for it
+    queries = {peer.paraphrase_query(gist, random.Random(seed)) for seed in range(40)}
+    # Then every template is used, each names the topic and none is the gist itself
+    assert len(queries) == len(peer._QUERY_TEMPLATES)
+    assert all(q is not None and "the SSO rollout" in q and q != gist for q in queries)
+
+
+def test_a_gist_that_is_not_an_episode_gets_no_query():
+    assert peer.paraphrase_query("Preferred contact channel for the customer", random.Random(0)) is None
+
+
+def test_rank_and_recall_count_the_target_among_the_first_k():
+    # Given three queries: target first, target third, target absent
+    ranks = [
+        peer.rank_of("a", ["a", "b"]),
+        peer.rank_of("a", ["x", "y", "a"]),
+        peer.rank_of("a", []),
+    ]
+    # Then ranks are 1-based and recall counts what is within k
+    assert ranks == [1, 3, None]
+    assert peer.recall_at(ranks, 1) == pytest.approx(1 / 3, abs=1e-4)
+    assert peer.recall_at(ranks, 5) == pytest.approx(2 / 3, abs=1e-4)
+    assert np.isnan(peer.recall_at([], 5))
+
+
+def _figures(**over: float) -> dict[str, float]:
+    base = {
+        "qps_1": 100.0,
+        "qps_4": 200.0,
+        "qps_16": 300.0,
+        "p50_ms": 4.0,
+        "p95_ms": 6.0,
+        "p95_ms_16": 60.0,
+        "load_per_s": 250.0,
+        "recall_at_1": 0.5,
+        "recall_at_1_by_score": 0.6,
+        "recall_at_5": 0.9,
+    }
+    return {**base, **over}
+
+
+def test_ratios_are_this_service_over_the_peer_and_recall_a_difference():
+    # Given this service and a peer measured in one run
+    service = _figures(load_per_s_batched=1500.0)
+    mem0 = _figures(qps_16=100.0, p95_ms=8.0, load_per_s=150.0, recall_at_1=0.4, recall_at_5=0.95)
+    # When the ratios are computed
+    r = peer.peer_ratios(service, mem0)
+    # Then throughput and load are service / peer, latency service / peer, recall service - peer
+    assert r["qps_16"] == 3.0 and r["qps_1"] == 1.0
+    assert r["p95"] == 0.75 and r["p50"] == 1.0
+    assert r["load"] == pytest.approx(1.67) and r["load_batched"] == 10.0
+    assert r["recall_at_1_diff"] == 0.1 and r["recall_at_5_diff"] == -0.05
+    assert r["recall_at_1_by_score_diff"] == 0.0
+
+
+def test_a_figure_missing_on_either_side_gives_no_ratio():
+    r = peer.peer_ratios({"qps_16": 300.0}, {"qps_16": 0.0, "p95_ms": 5.0})
+    assert r["qps_16"] is None and r["p95"] is None and r["recall_at_5_diff"] is None
+
+
+def test_the_table_puts_the_systems_side_by_side_then_the_ratios():
+    # Given a report of the three systems and the ratios
+    systems = {
+        peer.SERVICE: _figures(),
+        peer.MEM0_DEFAULT: _figures(qps_16=100.0, recall_at_1=0.026),
+        peer.MEM0_INDEXED: _figures(qps_16=150.0),
+    }
+    report = {
+        "systems": systems,
+        "ratios": {s: peer.peer_ratios(systems[peer.SERVICE], systems[s]) for s in peer.SYSTEMS[1:]},
+    }
+    # When it is rendered
+    lines = peer.side_by_side(report).splitlines()
+    # Then the header names the systems, each figure has a row, and the ratios follow
+    assert lines[0] == "| figure | service | mem0 | mem0_user_index |"
+    assert "| searches/s, 16 clients | 300.0 | 100.0 | 150.0 |" in lines
+    assert "| recall@1 (first returned) | 0.500 | 0.026 | 0.500 |" in lines
+    assert "| qps_16 | 3.00 | 2.00 |" in lines
+    assert "| load_batched | - | - |" in lines  # no batched figure: a dash, not a made-up number
+
+
+def test_the_embeddings_server_answers_like_openai_with_the_precomputed_vectors():
+    # Given the server with one precomputed vector
+    vec = np.arange(4, dtype=np.float32) / 10
+    with peer.EmbeddingServer({"known text": vec}) as server:
+        # When a client asks for it as floats and as base64
+        def ask(fmt: str) -> dict:
+            body = json.dumps({"input": ["known text"], "model": "m", "encoding_format": fmt}).encode()
+            req = urllib.request.Request(
+                server.url + "/embeddings", body, {"Content-Type": "application/json"}
+            )
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return json.loads(resp.read())
+
+        floats, b64 = ask("float"), ask("base64")
+    # Then both carry exactly the vector, and nothing had to be embedded
+    assert floats["data"][0]["embedding"] == pytest.approx(vec.tolist())
+    decoded = np.frombuffer(base64.b64decode(b64["data"][0]["embedding"]), dtype="<f4")
+    assert np.array_equal(decoded, vec)
+    assert floats["object"] == "list" and floats["data"][0]["index"] == 0
+    assert server.misses == 0
+
+
+def test_the_embeddings_server_refuses_a_body_without_input():
+    with peer.EmbeddingServer({}) as server:
+        req = urllib.request.Request(server.url + "/embeddings", b'{"model": "m"}')
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=10)
+    assert err.value.code == 400
+
+
+def test_memory_bench_peer_says_how_to_install_mem0_when_it_is_missing(monkeypatch, capsys):
+    # Given mem0 is not importable
+    monkeypatch.setattr(peer, "mem0_installed", lambda: False)
+    from memory_bench.cli import main
+
+    # When the command runs
+    code = main(["peer", "--subjects", "1"])
+    # Then it exits 2 with the setup command, before building anything
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "needs mem0" in err and "--group peer" in err
