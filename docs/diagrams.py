@@ -174,7 +174,7 @@ def read_path(out: Path) -> Path:
         [
             ("question", "ext"),
             ("embed the\nquestion", "compute"),
-            ("memory_retrieval_rows:\nsubject's range, cosine,\nbest sentence, lexemes", "data"),
+            ("memory_retrieval_\nscoped_rows: subject's\nrange, cosine, best\nsentence, lexemes", "data"),
             ("BM25 + dense fusion\nx trust x confidence\nx recency", "compute"),
             ("freshness gate\n(system of record,\nonly when needed)", "ext"),
             ("sections, token\nbudget, render\n(escaped)", "compute"),
