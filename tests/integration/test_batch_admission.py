@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_memory.domain.enums import Decision, EventType, Role, Sensitivity
-from agent_memory.domain.errors import InvalidRequest, UnauthorizedMutation
+from agent_memory.domain.errors import Conflict, InvalidRequest, UnauthorizedMutation
 from agent_memory.domain.records import MemoryWrite, Principal
 
 pytestmark = pytest.mark.integration
@@ -385,3 +385,26 @@ def test_given_a_batch_that_wants_no_vector_when_written_then_each_is_quarantine
     records, events, _ = _stored(container, tenant)
     assert [(r["status"], r["no_vector"]) for r in records] == [("quarantined", True)] * 2
     assert [e[0] for e in events] == [EventType.QUARANTINED.value] * 2
+
+
+def test_given_a_key_already_used_for_another_memory_when_a_batch_reuses_it_then_409_names_it_and_nothing_is_stored(
+    container,
+):
+    # Given a memory written under a key
+    tenant = f"key-{next(_tenants)}"
+    body = {"subject_id": "S-5", "type": "episode", "source": {"kind": "customer_claim"}}
+    container.gateway.write(
+        principal(tenant),
+        MemoryWrite.model_validate({**body, "content": "First call", "idempotency_key": "k-1"}),
+    )
+    before = _stored(container, tenant)
+    # When a batch's second candidate reuses the key for other content
+    batch = [
+        MemoryWrite.model_validate({**body, "content": "Second call"}),
+        MemoryWrite.model_validate({**body, "content": "Third call", "idempotency_key": "k-1"}),
+    ]
+    with pytest.raises(Conflict) as refused:
+        container.gateway.write_batch(principal(tenant), batch)
+    # Then the conflict names the candidate and its field, and the batch left nothing behind
+    assert refused.value.field == "memories[1].idempotency_key" and refused.value.status == 409
+    assert _stored(container, tenant) == before

@@ -72,7 +72,7 @@ def admit_batch(
     the missing ones are embedded in one call first. A malformed candidate raises its 4xx error
     naming `field_prefix[index].field` (unchanged with `field_prefix=None`) and nothing is written;
     with `refuse_invalid` it comes back as a refused result instead and the others go ahead."""
-    from agent_memory.services.write_gateway import _ReadyWrite, _wants_vector, prepare
+    from agent_memory.services.write_gateway import prepare
 
     if len(requests) > MAX_BATCH:
         raise PayloadTooLarge(f"at most {MAX_BATCH} memories per batch", field=field_prefix or "memories")
@@ -97,7 +97,29 @@ def admit_batch(
             raise exc if field_prefix is None else refused_at(exc, i, field_prefix) from exc
         prepared.append((i, clean, candidate))
     vectors = _vectors(gateway, prepared, embeddings, sentence_embeddings)
-    ready = [
+    ready = _ready(prepared, vectors)
+    if not ready:
+        return [r for r in results if r is not None]
+    decided, run = _admit_in_transaction(
+        gateway, principal, ready, policy.near_duplicate_similarity, field_prefix
+    )
+    for (i, _), result in zip(ready, decided, strict=True):
+        results[i] = result
+    logger.info(
+        "memory batch decided",
+        extra={"candidates": len(requests), "rereads": run.rereads, "flushes": run.flushes},
+    )
+    return [r for r in results if r is not None]
+
+
+def _ready(
+    prepared: list[tuple[int, MemoryWrite, Classified]],
+    vectors: dict[int, tuple[np.ndarray | None, np.ndarray | None]],
+) -> list[tuple[int, _ReadyWrite]]:
+    """Each prepared candidate hashed, fingerprinted and with its vectors (or marked pending)."""
+    from agent_memory.services.write_gateway import _ReadyWrite, _wants_vector
+
+    return [
         (
             i,
             _ReadyWrite(
@@ -114,24 +136,30 @@ def admit_batch(
         )
         for i, clean, candidate in prepared
     ]
-    near = policy.near_duplicate_similarity
+
+
+def _admit_in_transaction(
+    gateway: WriteGateway,
+    principal: Principal,
+    ready: list[tuple[int, _ReadyWrite]],
+    near: float,
+    field_prefix: str | None,
+) -> tuple[list[WriteResult], _BatchRun]:
+    """The batch in one transaction, tried again whole after a concurrent conflict."""
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
             with gateway.store.tenant(principal.tenant_id) as session:
                 run = _BatchRun(gateway, cast(BatchTenantSession, session), principal, near)
-                decided = run.admit([r for _, r in ready])
-            break
+                try:
+                    return run.admit([r for _, r in ready]), run
+                except Conflict as exc:  # an idempotency key reused for another request
+                    at = ready[run.position][0]
+                    raise exc if field_prefix is None else refused_at(exc, at, field_prefix) from exc
         except RetryableConflict:
             if attempt == MAX_ATTEMPTS:
                 raise
             logger.info("batch retried after a concurrent conflict", extra={"attempt": attempt})
-    for (i, _), result in zip(ready, decided, strict=True):
-        results[i] = result
-    logger.info(
-        "memory batch decided",
-        extra={"candidates": len(requests), "rereads": run.rereads, "flushes": run.flushes},
-    )
-    return [r for r in results if r is not None]
+    raise AssertionError("unreachable")
 
 
 def _vectors(
@@ -254,6 +282,7 @@ class _BatchRun:
         self.by_near: dict[tuple[str, str, str], list[str]] = {}
         self.rereads = 0
         self.flushes = 0
+        self.position = 0  # the candidate being decided
 
     def admit(self, batch: list[_ReadyWrite]) -> list[WriteResult]:
         s = self.session
@@ -276,7 +305,9 @@ class _BatchRun:
             ],
             min_similarity=self.near,
         )
-        results = [self._admit_one(r, context) for r, context in zip(batch, contexts, strict=True)]
+        results = []
+        for self.position, (r, context) in enumerate(zip(batch, contexts, strict=True)):
+            results.append(self._admit_one(r, context))
         self._flush()
         s.append_events(self.events)
         s.save_idempotent_replies(self.replies)
