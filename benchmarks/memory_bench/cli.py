@@ -69,7 +69,13 @@ def _llm_extraction(model: str, data: str | None, json_path: str | None) -> int:
     llm = LlmExtractor(
         model=model, api_key=os.environ.get("OPENAI_API_KEY"), base_url=os.environ.get("OPENAI_BASE_URL")
     )
-    report = run_llm(llm, {Path(data).stem: Path(data)} if data else None)
+    import openai
+
+    try:
+        report = run_llm(llm, {Path(data).stem: Path(data)} if data else None)
+    except (openai.APIConnectionError, openai.APITimeoutError, openai.AuthenticationError) as exc:
+        print(f"memory bench extraction: the endpoint did not answer ({type(exc).__name__})", file=sys.stderr)
+        return 2
     print(table(report))
     failed = {name: split["llm"]["failed_transcripts"] for name, split in report["splits"].items()}
     print(f"llm sessions rejected (malformed, partial or refused output): {failed}")
