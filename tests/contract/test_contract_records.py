@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from contract_helpers import T0, put, record, vector
 
+from agent_memory.domain.enums import Authority, Status
 from agent_memory.ports.batch import ContextQuery
 from agent_memory.ports.store import RetryableConflict
 
@@ -96,7 +97,7 @@ def test_given_a_pending_record_when_approved_while_the_slot_has_an_active_one_t
         s.update_status(pending.id, "active")
     # Then the database's one-active-per-slot rule refused it
     with store.tenant(tenant) as s:
-        assert s.get_record(pending.id).status == "pending_approval"
+        assert s.get_record(pending.id).status is Status.PENDING_APPROVAL
 
 
 def test_given_an_active_version_when_superseded_then_the_new_version_is_active_and_the_old_one_closed(
@@ -120,7 +121,7 @@ def test_given_an_active_version_when_superseded_then_the_new_version_is_active_
         closed = s.get_record(old.id)
         assert s.active_for_slot("S-1", "stakeholder.primary_contact") == new
         history = s.slot_history("S-1", "stakeholder.primary_contact")
-    assert closed.status == "superseded"
+    assert closed.status is Status.SUPERSEDED
     assert (closed.superseded_by_id, closed.superseded_at, closed.valid_to) == (new.id, at, at)
     assert [r.id for r in history] == [old.id, new.id]
 
@@ -145,7 +146,7 @@ def test_given_a_pending_record_when_its_status_is_updated_then_the_record_as_it
         with pytest.raises(LookupError):
             s.update_status("mem_absent", "active")
     # Then the updated record comes back and is stored
-    assert approved.status == "active" and approved.authority == "human_verified"
+    assert approved.status is Status.ACTIVE and approved.authority is Authority.HUMAN_VERIFIED
     assert approved.verified_by == "reviewer-1" and approved.reasons == ["approved_by_reviewer"]
     with store.tenant(tenant) as s:
         assert s.get_record(pending.id) == approved

@@ -251,8 +251,8 @@ class MemoryTenantSession:
         old = self._s.records.get(old_id)
         if old is None or str(old.status) != "active":
             return
-        self._s.records[old_id] = old.model_copy(
-            update={"status": "superseded", "superseded_by_id": new_id, "superseded_at": at, "valid_to": at}
+        self._s.records[old_id] = _changed(
+            old, status="superseded", superseded_by_id=new_id, superseded_at=at, valid_to=at
         )
 
     def update_status(self, memory_id: str, status: str, **fields: Any) -> MemoryRecord:
@@ -262,9 +262,7 @@ class MemoryTenantSession:
         current = self._s.records.get(memory_id)
         if current is None:
             raise LookupError(memory_id)
-        changed = _as_stored(
-            MemoryRecord.model_validate({**current.model_dump(), **fields, "status": status})
-        )
+        changed = _changed(current, **fields, status=status)
         self._check_one_active(changed)
         self._s.records[memory_id] = changed
         return _copy(changed)
@@ -404,7 +402,7 @@ class MemoryTenantSession:
         """As array_append(array_remove(flags, f), f): set, the marker moves to the end."""
         record = self._s.records[memory_id]
         flags = [f for f in record.flags if f != _CONTESTED] + ([_CONTESTED] if on else [])
-        self._s.records[memory_id] = record.model_copy(update={"flags": flags})
+        self._s.records[memory_id] = _changed(record, flags=flags)
 
     # -- audit -----------------------------------------------------------------------------
     def last_event_seq(self) -> int:
@@ -519,14 +517,17 @@ class MemoryTenantSession:
 
 
 def _as_stored(record: MemoryRecord) -> MemoryRecord:
-    """The record as a row holds it: a copy, with the float4 columns' precision."""
-    return record.model_copy(
-        deep=True,
-        update={
-            "confidence": round(float(np.float32(record.confidence)), 6),
-            "importance": round(float(np.float32(record.importance)), 6),
-        },
-    )
+    """The record as a row holds it and a read returns it: validated again (enums, not strings),
+    with the float4 columns' precision."""
+    data = record.model_dump()
+    for k in ("confidence", "importance"):
+        data[k] = round(float(np.float32(data[k])), 6)
+    return MemoryRecord.model_validate(data)
+
+
+def _changed(record: MemoryRecord, **fields: Any) -> MemoryRecord:
+    """A stored record with some columns changed, as the row would read back."""
+    return _as_stored(MemoryRecord.model_validate({**record.model_dump(), **fields}))
 
 
 def _copy(record: MemoryRecord) -> MemoryRecord:
