@@ -81,6 +81,9 @@ def test_auditor_sees_the_chain_verified_then_a_tampered_event_flagged(console, 
     console.find("#main .actions button:nth-child(2)").click()
     exported = json.loads(wait_for_file(browser.download_dir, "audit-events*.json").read_text())
     assert [e["seq"] for e in exported] == list(range(1, len(exported) + 1))
+    console.find("#main .actions button:nth-child(1)").click()
+    lines = wait_for_file(browser.download_dir, "audit-events*.csv").read_text().splitlines()
+    assert lines[0].startswith("seq,created_at,event_type,actor") and len(lines) == len(exported) + 1
 
     # When someone edits one event's reason directly in the database (bypassing the append-only rule)
     with psycopg.connect(database_url, autocommit=True) as conn:

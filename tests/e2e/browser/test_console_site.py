@@ -154,3 +154,47 @@ def test_development_sign_in_in_the_browser(console):
     assert [a.text for a in console.all("#nav a")] == ["Review queue", "Subject", "Audit"]
     stored = console.driver.execute_script("return [localStorage.length, !!sessionStorage.length]")
     assert stored == [0, True]
+
+
+UNLABELLED = """
+return [...document.querySelectorAll("#main input, #main select, #main textarea, #main button")]
+  .filter((e) => e.type !== "hidden")
+  .filter((e) => (e.tagName === "BUTTON" ? !e.textContent.trim() : !e.labels.length && !e.getAttribute("aria-label")))
+  .map((e) => e.outerHTML.slice(0, 80));
+"""
+
+
+def test_every_control_on_every_screen_has_a_label(console, api):
+    agent = api.token("site-labels", "agent-1", ["agent"])
+    claim = api.post(
+        "/v1/memories",
+        {
+            "subject_id": "ACC-L-1",
+            "type": "fact",
+            "category": "CONTRACT_COMMERCIAL",
+            "slot": "contract.discount",
+            "content": "The customer says a 10% discount was agreed.",
+            "source": {"kind": "customer_claim"},
+        },
+        token=agent,
+    )
+    assert claim.body["decision"] == "pending_approval"
+    everyone = api.token(
+        "site-labels", "all-1", ["reviewer", "agent", "auditor", "privacy_officer"], clearance="confidential"
+    )
+    console.sign_in(everyone, "review")
+    console.find("li.review-item input[name=evidence_ref]")
+    screens = {
+        "review": "li.review-item",
+        "subject/ACC-L-1": "#subject-body .status",
+        "audit": "#audit-events",
+        "privacy": "#erasure-steps",
+    }
+    for screen, ready in screens.items():
+        console.driver.get(f"{console.base}/console/#/{screen}")
+        console.wait(lambda d, css=ready: d.find_elements("css selector", css))
+        assert console.driver.execute_script(UNLABELLED) == [], screen
+    # signed out: the sign-in forms too
+    console.find("#sign-out").click()
+    console.find("#dev-form")
+    assert console.driver.execute_script(UNLABELLED) == []
