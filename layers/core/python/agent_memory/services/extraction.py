@@ -5,7 +5,8 @@ on its last delivery it is given up, and the outbox sweep queues the session aga
 turn up stuck. Redelivery is safe: a processed session is skipped, and every candidate is
 written with an idempotency key derived from the session and its position.
 Two deliveries at once both extract, but only the first to finish records the
-outcome and its audit events.
+outcome and its audit events. A session's candidates are admitted together, in one
+transaction (the gateway's batched path), each decided as a single write would be.
 """
 
 from __future__ import annotations
