@@ -40,26 +40,34 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.adapters.extractors.rules import (
+from agent_memory.adapters.extractors.fact_slots import (
+    _PERSON,
+)
+from agent_memory.adapters.extractors.lexicons import (
     _COMMITMENT,
     _DECLINED,
     _DUE,
     _EXTRA_INJECTION,
     _NO_PREFERENCE,
     _NOT_COMMITMENT,
-    _PERSON,
     _PREF_SLOTS,
     _SOR_PLAN,
     _SOR_SEATS,
     _THANKS,
     _VENTING,
-    RulesExtractor,
-    Sentence,
     _is_question,
+)
+from agent_memory.adapters.extractors.rules import (
+    RulesExtractor,
+)
+from agent_memory.adapters.extractors.sentences import (
+    Sentence,
+    split_sentences,
+)
+from agent_memory.adapters.extractors.speaker_rules import (
     _Proposal,
     _Session,
     _Skip,
-    split_sentences,
 )
 from agent_memory.domain.enums import Authority, FactCategory, MemoryType
 from agent_memory.domain.errors import ConfigurationError
