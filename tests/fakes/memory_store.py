@@ -32,6 +32,7 @@ from agent_memory.domain.enums import Flag, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
 from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
 from agent_memory.ports.batch import ContextQuery, PrefetchedContext
+from agent_memory.ports.repositories import TombstoneRepository, WriteRepositories
 from agent_memory.ports.store import IdempotentReply, NewEvent, RetryableConflict
 
 _LIVE = frozenset({"active", "pending_approval", "contested", "quarantined"})  # a duplicate's statuses
@@ -552,3 +553,9 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 def _json_copy(value: Any, default: Any = None) -> Any:
     """A value as it comes back from a jsonb column."""
     return json.loads(json.dumps(value, default=default))
+
+
+def _conforms(session: MemoryTenantSession) -> tuple[WriteRepositories, TombstoneRepository]:
+    """Checked by mypy (`mypy tests/fakes`): the fake session is every port the write gateway's
+    single writes and the review service use."""
+    return session, session

@@ -15,6 +15,7 @@ import numpy as np
 from agent_memory.domain.decision import AdmissionContext
 from agent_memory.domain.ranking import CandidateFacts
 from agent_memory.domain.records import AuditEvent, MemoryRecord, RetrievedMemory, Source
+from agent_memory.ports.repositories import TombstoneRepository, WriteRepositories
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ class RetrievalReader(Protocol):
     def live_working_items(self, *, session_id: str, subject_id: str) -> list[WorkingItem]: ...
 
 
-class TenantSession(RetrievalReader, Protocol):
+class TenantSession(RetrievalReader, WriteRepositories, TombstoneRepository, Protocol):
     """One tenant-scoped transaction: everything the services do, the read path's calls (and
     `tenant_id`) included."""
 
