@@ -72,7 +72,8 @@ def server(fresh: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> I
     for reader in readers:
         reader.start()
     try:
-        if not banner.wait(timeout=240) or process.poll() is not None:
+        # A bound on start-up (the embedded PostgreSQL and the embedder load first), not a timing check
+        if not banner.wait(timeout=600) or process.poll() is not None:
             pytest.fail("memory serve did not start:\n" + "".join(stderr[-30:]))
         port = re.search(r"http://127\.0\.0\.1:(\d+)/v1", "".join(stdout)).group(1)  # type: ignore[union-attr]
         yield {"port": port, "stdout": stdout, "stderr": stderr, "workdir": workdir}

@@ -1,0 +1,112 @@
+"""`memory serve` configured for an identity provider (MEMORY_JWT_JWKS_URL, issuer, audience,
+claim settings in the environment), as an operator runs it: the test issuer's ES256 token is
+served, a wrong-audience one and a `memory token` one are refused with their reasons."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from jwks_issuer import AUDIENCE, ISSUER, TestIssuer, start_issuer
+
+pytestmark = pytest.mark.e2e
+
+MEMORY = os.path.join(os.path.dirname(sys.executable), "memory")
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Iterator[TestIssuer]:
+    test_issuer = start_issuer("ES256")
+    yield test_issuer
+    test_issuer.server.stop()
+
+
+@pytest.fixture(scope="module")
+def served(issuer: TestIssuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    data_dir = tmp_path_factory.mktemp("jwks-data")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MEMORY_") and k not in ("PORT", "DATABASE_URL")
+    }
+    env |= {
+        "MEMORY_DATA_DIR": str(data_dir),
+        "MEMORY_JWT_JWKS_URL": issuer.jwks_url,
+        "MEMORY_JWT_ISSUER": ISSUER,
+        "MEMORY_JWT_AUDIENCE": AUDIENCE,
+        "MEMORY_JWT_ROLES_CLAIM": "groups",
+        "MEMORY_JWT_ROLE_MAP": json.dumps({"Memory Agents": "agent"}),
+        "XDG_CACHE_HOME": str(data_dir / "cache"),
+    }
+    env.pop("XDG_RUNTIME_DIR", None)
+    process = subprocess.Popen(
+        [MEMORY, "serve", "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    lines: list[str] = []
+    errors: list[str] = []
+    started = threading.Event()
+
+    def read(stream: Any, into: list[str]) -> None:
+        for line in stream:
+            into.append(line)
+            if "tokens:" in line:
+                started.set()
+
+    for stream, into in ((process.stdout, lines), (process.stderr, errors)):
+        threading.Thread(target=read, args=(stream, into), daemon=True).start()
+    try:
+        # A bound on start-up (the embedded PostgreSQL and the embedder load first), not a timing check
+        if not started.wait(timeout=600) or process.poll() is not None:
+            pytest.fail("memory serve did not start:\n" + "".join(lines) + "".join(errors[-20:]))
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/v1", "".join(lines)).group(1)  # type: ignore[union-attr]
+        yield {"base": f"http://127.0.0.1:{port}", "banner": "".join(lines), "env": env}
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def get(base: str, token: str) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        f"{base}/v1/subjects/ACC-1/memories", headers={"Authorization": f"Bearer {token}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_the_banner_says_which_tokens_are_accepted(served):
+    assert f"ES256 from {ISSUER} (JWKS), no local tokens" in served["banner"].replace("RS256/", "")
+
+
+def test_the_issuers_token_is_served_and_wrong_ones_are_refused_with_their_reason(served, issuer):
+    # Given the issuer's token with the IdP's group name, one for another audience, and a local one
+    good = issuer.token(roles=None, groups=["Memory Agents", "Everyone"])
+    wrong_audience = issuer.token(roles=None, groups=["Memory Agents"], aud="another-api")
+    local = subprocess.run(
+        [MEMORY, "token", "--tenant", "acme", "--sub", "me", "--roles", "agent"],
+        env=served["env"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # When each is used against the server
+    # Then the issuer's is served; the others are 401 with the check that failed
+    assert get(served["base"], good)[0] == 200
+    status, body = get(served["base"], wrong_audience)
+    assert status == 401 and "audience" in body["error"]["message"]
+    status, body = get(served["base"], local.stdout.strip())
+    assert status == 401 and body["error"]["reason"] == "algorithm"
+    # And `memory token` warned that this server accepts only its issuer's tokens
+    assert "accepts only its issuer's tokens" in local.stderr
