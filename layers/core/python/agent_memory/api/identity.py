@@ -244,14 +244,6 @@ def token_verifier(settings: Settings, secret: str | Callable[[], str] | None = 
     return SecretVerifier(secret)
 
 
-def local_secret_source(data_dir: Path, configured: str | None) -> str:
-    """Where `local_secret` takes the secret from, in words (never the secret itself)."""
-    if configured:
-        return "MEMORY_JWT_SECRET"
-    path = data_dir / SECRET_FILE
-    return f"{path} ({'existing' if path.exists() else 'generated now'})"
-
-
 def authorizer_context(claims: dict[str, Any]) -> dict[str, str]:
     """Flatten claims the way a Lambda authorizer's context must be (strings only), from the
     principal the claims were checked as: the handler sees exactly the roles that were checked
