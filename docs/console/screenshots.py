@@ -142,6 +142,18 @@ def seed(base: str, secret: str, container: Any) -> dict[str, str]:
             "confidence": 0.5,
         },
     )
+    post(  # a slot the system of record owns: its live value overrides this in retrieval
+        "/v1/memories",
+        {
+            "subject_id": SUBJECT,
+            "type": "fact",
+            "category": "ACCOUNT_PROFILE",
+            "slot": "account.plan_tier",
+            "content": "The account is on the Business plan.",
+            "source": {"kind": "system_of_record", "system": "crm", "reference": "ACC-CORP-4812"},
+        },
+        integration,
+    )
     post("/v1/retrieve", {"subject_id": SUBJECT, "query": "renewal pricing"})
     for i in range(2):
         post(
@@ -156,7 +168,7 @@ def seed(base: str, secret: str, container: Any) -> dict[str, str]:
     from agent_memory.adapters.sor.local import LocalSystemOfRecord
 
     if isinstance(container.system_of_record, LocalSystemOfRecord):
-        container.system_of_record.set_values(TENANT, SUBJECT, {"plan_tier": "enterprise", "seats": 500})
+        container.system_of_record.set_values(TENANT, SUBJECT, {"plan_tier": "enterprise"})
     return {
         "claim": claim["memory"]["id"],
         "reviewer": token("rev-1", ["reviewer", "agent"]),
