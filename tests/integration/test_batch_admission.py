@@ -408,3 +408,31 @@ def test_given_a_key_already_used_for_another_memory_when_a_batch_reuses_it_then
     # Then the conflict names the candidate and its field, and the batch left nothing behind
     assert refused.value.field == "memories[1].idempotency_key" and refused.value.status == 409
     assert _stored(container, tenant) == before
+
+
+def test_given_a_forgotten_memory_when_a_batch_brings_it_back_then_the_tombstone_refuses_it_as_for_a_single_write(
+    container,
+):
+    from agent_memory.services.forget import ForgetRequest
+
+    # Given a preference the customer asked to forget, in two tenants
+    body = {
+        "subject_id": "S-4",
+        "type": "preference",
+        "slot": "preference.contact_channel",
+        "content": "Prefers phone calls",
+        "source": {"kind": "customer_confirmed"},
+    }
+    n = next(_tenants)
+    tenants = (f"tomb-single-{n}", f"tomb-batch-{n}")
+    for tenant in tenants:
+        first = container.gateway.write(principal(tenant), MemoryWrite.model_validate(body))
+        container.forget.forget(principal(tenant), first.memory.id, ForgetRequest(reason="customer asked"))
+    # When the same memory comes again, one way in one tenant and in a batch in the other
+    again = MemoryWrite.model_validate(body)
+    single = container.gateway.write(principal(tenants[0]), again)
+    [batched] = container.gateway.write_batch(principal(tenants[1]), [again])
+    # Then both are refused by the tombstone, and the tenants hold the same
+    assert batched.decision is single.decision is Decision.REJECTED
+    assert "tombstoned" in batched.reasons and batched.reasons == single.reasons
+    assert _stored(container, tenants[1]) == _stored(container, tenants[0])
