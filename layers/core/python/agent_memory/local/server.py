@@ -17,7 +17,6 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from agent_memory.api.http import RETRY_AFTER_S
 from agent_memory.api.identity import (
     IdentityProviderUnavailable,
-    InvalidToken,
     SecretVerifier,
     TokenRefused,
     TokenVerifier,
@@ -110,9 +109,8 @@ class LocalApi:
             except IdentityProviderUnavailable as exc:  # as API Gateway on a failed authorizer
                 status, hdrs, out = _error(503, "unavailable", exc.message)
                 return status, {**hdrs, "Retry-After": str(RETRY_AFTER_S)}, out
-            except Unauthenticated as exc:
-                reason = exc.reason if isinstance(exc, InvalidToken) else None
-                return _error(401, "unauthenticated", exc.message, reason=reason)
+            except Unauthenticated as exc:  # the message names the check that failed
+                return _error(401, "unauthenticated", exc.message)
         # As API Gateway does: path parameters are percent-decoded exactly once (the id rule then
         # refuses what decodes to a '/', a NUL or anything else outside it).
         path_params: dict[str, str] = {}
@@ -155,13 +153,11 @@ class LocalApi:
 
 
 def _error(
-    status: int, code: str, message: str, field: str | None = None, *, reason: str | None = None
+    status: int, code: str, message: str, field: str | None = None
 ) -> tuple[int, dict[str, str], bytes]:
     err: dict[str, Any] = {"code": code, "message": message, "request_id": str(uuid.uuid4())}
     if field:
         err["field"] = field
-    if reason:  # which check refused a token: signature, issuer, audience, expired, ...
-        err["reason"] = reason
     return status, {"Content-Type": "application/json"}, json.dumps({"error": err}).encode()
 
 
