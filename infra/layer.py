@@ -67,6 +67,23 @@ def is_current(target: Path = BUILD_DIR) -> bool:
     return stamp.is_file() and stamp.read_text().strip() == inputs_hash()
 
 
+def runtime_export_command() -> list[str]:
+    """The command that lists the layer's packages: the project's own dependencies, without the
+    dev tools, the CDK toolchain or the local extra."""
+    return [
+        *_uv(),
+        "export",
+        "--quiet",
+        "--frozen",
+        "--no-default-groups",
+        "--no-hashes",
+        "--no-emit-project",
+        "--no-header",
+        "--format",
+        "requirements-txt",
+    ]
+
+
 def _uv() -> list[str]:
     found = shutil.which("uv")
     return [found] if found else [sys.executable, "-m", "uv"]
@@ -99,22 +116,7 @@ def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
     try:
         site = work / "python"
         requirements = work / "requirements.txt"
-        _run(
-            [
-                *_uv(),
-                "export",
-                "--quiet",
-                "--frozen",
-                "--no-default-groups",  # neither the dev tools nor the CDK toolchain
-                "--no-hashes",
-                "--no-emit-project",
-                "--no-header",
-                "--format",
-                "requirements-txt",
-                "--output-file",
-                str(requirements),
-            ]
-        )
+        _run([*runtime_export_command(), "--output-file", str(requirements)])
         overrides = work / "overrides.txt"
         overrides.write_text("\n".join(LAMBDA_OVERRIDES) + "\n")
         _run(

