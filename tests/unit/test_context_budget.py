@@ -54,3 +54,23 @@ def test_lowest_priority_lines_are_dropped_first_and_the_pinned_ticket_never():
     assert out.included == ["ticket", "mem_0", "mem_1"]
     assert out.dropped == ["mem_2"]
     assert out.tokens <= two_lines + 5
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(
+        st.one_of(
+            st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80),
+            st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>", "\n\n", "  ", "1234567"]),
+        ),
+        max_size=8,
+    ).map("".join)
+)
+def test_a_count_is_the_length_of_the_larger_encoding_with_special_tokens_read_as_text(text):
+    # Given any text, special-token markers and all
+    from agent_memory.domain.tokens import _encoders
+
+    # When counted
+    counted = count_tokens(text)
+    # Then it is the number of ids the larger of the two encodings gives it as ordinary text
+    assert counted == max(len(enc.encode_ordinary(text)) for enc in _encoders())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -46,8 +45,10 @@ def mark_needs_revalidation(line: str) -> str:
 def escape_text(text: str) -> str:
     """Make memory text inert: one line, no markup, no way to close or forge the block, and
     nothing a model would read that a reviewer cannot see (`visible_text`)."""
-    one_line = re.sub(r"\s+", " ", visible_text(text)).strip()
-    return html.escape(one_line, quote=False)
+    # printable ASCII holds nothing `visible_text` removes or folds (tests/unit/test_context_escape.py);
+    # str.split() splits at exactly the characters `\s` matches, and drops them at both ends
+    shown = text if text.isascii() and text.isprintable() else visible_text(text)
+    return html.escape(" ".join(shown.split()), quote=False)
 
 
 @dataclass(frozen=True)

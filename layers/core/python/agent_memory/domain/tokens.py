@@ -20,6 +20,10 @@ def _encoders() -> tuple[Any, ...]:
 
 
 def count_tokens(text: str) -> int:
+    """Tokens of `text` in the larger of the two encodings, special-token text read as ordinary
+    text. `count` is `len(encode_ordinary(...))` without building the list of ids (half the cost
+    of a retrieval's counting; tests/unit/test_context_budget.py checks they agree)."""
     if not text:
         return 0
-    return max(len(enc.encode_ordinary(text)) for enc in _encoders())
+    cl100k, o200k = _encoders()
+    return max(cl100k.count(text), o200k.count(text))

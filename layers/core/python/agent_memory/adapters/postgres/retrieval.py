@@ -78,13 +78,13 @@ def _candidate(row: Any, query_lexemes: list[str]) -> RetrievalRow:
     counts, length = tsvector_counts(row.lexemes or "", query_lexemes)
     return RetrievalRow(
         facts=CandidateFacts(
-            id=row.id,
-            type=_MEMORY_TYPES[row.type],
-            authority=_AUTHORITIES[row.authority],
-            confidence=round(float(row.confidence), 6),
-            effective_at=row.effective_at,
-            session_id=row.session_id,
-            slot=row.slot,
+            row.id,
+            _MEMORY_TYPES[row.type],
+            _AUTHORITIES[row.authority],
+            round(float(row.confidence), 6),
+            row.effective_at,
+            row.session_id,
+            row.slot,
         ),
         similarity=row.similarity,
         lexical=None if row.lexical is None else float(row.lexical),
