@@ -7,6 +7,7 @@ import html
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Protocol
 
 from agent_memory.domain.enums import MemoryType
@@ -79,7 +80,15 @@ def render(subject_id: str, lines: list[ContextLine]) -> str:
 
 
 def minimum_tokens(subject_id: str, pinned: list[ContextLine]) -> int:
+    """The tokens of the delimiters, the preamble and the pinned lines: what any context costs."""
+    if not pinned:  # most retrievals: the empty frame, the same for every retrieval of a subject
+        return _frame_tokens(subject_id)
     return count_tokens(render(subject_id, pinned))
+
+
+@lru_cache(maxsize=4096)
+def _frame_tokens(subject_id: str) -> int:
+    return count_tokens(render(subject_id, []))
 
 
 def assemble(
