@@ -233,9 +233,10 @@ def _searchable(record: MemoryRecord | None) -> bool:
     return record is not None and record.status in _SEARCHED and not _closed_commitment(record)
 
 
-def _cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
-    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return float(a64 @ b64 / (np.linalg.norm(a64) * np.linalg.norm(b64)))
+def _unit(vector: np.ndarray) -> np.ndarray:
+    """The vector scaled to length one, in float64: a dot product of two is their cosine."""
+    v = np.asarray(vector, dtype=np.float64)
+    return v / np.linalg.norm(v)
 
 
 def _as_stored(record: MemoryRecord) -> MemoryRecord:
@@ -276,7 +277,7 @@ class _BatchRun:
         # The batch's view of the records it wrote or changed, as the store now holds them.
         self.state: dict[str, MemoryRecord] = {}
         self.pending_at: dict[str, int] = {}  # a pending record's place in `pending.records`
-        self.vectors: dict[str, np.ndarray] = {}
+        self.vectors: dict[str, np.ndarray] = {}  # of the batch's searchable records, unit length
         self.by_slot: dict[tuple[str, str], list[str]] = {}
         self.by_hash: dict[str, list[str]] = {}
         self.by_near: dict[tuple[str, str, str], list[str]] = {}
@@ -409,10 +410,11 @@ class _BatchRun:
                 return _UNSURE
             options.append((float(prefetched.nearest_similarity), nearest))
         key = (clean.subject_id, candidate.type.value, candidate.slot or "")
-        for memory_id in self.by_near.get(key, ()):
-            record, vector = self.state[memory_id], self.vectors.get(memory_id)
-            if vector is not None and _searchable(record):
-                options.append((_cosine_similarity(ready.embedding, vector), record))
+        ids = [i for i in self.by_near.get(key, ()) if i in self.vectors and _searchable(self.state[i])]
+        if ids:
+            similarities = np.stack([self.vectors[i] for i in ids]) @ _unit(ready.embedding)
+            top = np.argsort(-similarities)[:2]  # the nearest, and the next to tell a tie
+            options += [(float(similarities[j]), self.state[ids[j]]) for j in top]
         if not options:
             return None
         options.sort(key=lambda o: -o[0])
@@ -483,7 +485,7 @@ class _BatchRun:
         p.records.append((stored, vector))
         self.state[record.id] = stored
         if vector is not None:
-            self.vectors[record.id] = vector
+            self.vectors[record.id] = _unit(vector)
         if record.slot:
             self.by_slot.setdefault((record.subject_id, record.slot), []).append(record.id)
         self.by_hash.setdefault(record.content_hash, []).append(record.id)
