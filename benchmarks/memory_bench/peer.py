@@ -29,7 +29,8 @@ Needs the optional `peer` dependency group (mem0ai, pinned in pyproject.toml):
 5. Throughput: 1, 4 and 16 client processes per system for `--seconds` each, each with one
    connection; the service through `RetrievalBroker.retrieve` with the precomputed vector (as in
    `memory bench retrieve`), mem0 through `Memory.search` with its embedder answering from the
-   same precomputed vectors in process (so neither pays for embedding).
+   same precomputed vectors in process (so neither pays for embedding). The systems take turns at
+   each client count, the order flipped from one count to the next.
 
 Every figure that compares is a ratio measured in the same run (`ratios`): this service's
 throughput / mem0's, its p95 / mem0's p95 without embedding, its recall minus mem0's.
