@@ -15,6 +15,8 @@ from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3_deployment
 
@@ -130,7 +132,29 @@ class Console(Construct):
             memory_limit=256,
         )
         self.url = f"https://{self.distribution.distribution_domain_name}{PREFIX}/"
+        self._trace_deployment_handler()
         self._acknowledge()
+
+    def _deployment_handlers(self) -> list[lambda_.Function]:
+        """The deployment's singleton handler, which the CDK library puts at stack level."""
+        return [
+            child
+            for child in Stack.of(self).node.children
+            if child.node.id.startswith("Custom::CDKBucketDeployment") and isinstance(child, lambda_.Function)
+        ]
+
+    def _trace_deployment_handler(self) -> None:
+        """Active tracing on the deployment's handler too, as on every function of the stack
+        (BucketDeployment has no setting for it)."""
+        for handler in self._deployment_handlers():
+            cfn = handler.node.default_child
+            assert isinstance(cfn, lambda_.CfnFunction)
+            cfn.add_property_override("TracingConfig", {"Mode": "Active"})
+            handler.add_to_role_policy(
+                iam.PolicyStatement(
+                    actions=["xray:PutTraceSegments", "xray:PutTelemetryRecords"], resources=["*"]
+                )
+            )
 
     def _acknowledge(self) -> None:
         ack(
@@ -163,17 +187,16 @@ class Console(Construct):
             "TLSv1.2_2021 applies once an environment attaches its own domain and certificate.",
         )
         stack = Stack.of(self)
-        for child in stack.node.children:  # the deployment's singleton handler, at stack level
-            if child.node.id.startswith("Custom::CDKBucketDeployment"):
-                ack(child, "L1", "The BucketDeployment handler's runtime is chosen by the CDK library.")
-                ack(
-                    child,
-                    "IAM4",
-                    "CDK's BucketDeployment handler uses AWSLambdaBasicExecutionRole for its logs.",
-                    "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
-                )
-                for finding, reason in self._deployment_wildcards(stack).items():
-                    ack(child, "IAM5", reason, finding)
+        for child in self._deployment_handlers():
+            ack(child, "L1", "The BucketDeployment handler's runtime is chosen by the CDK library.")
+            ack(
+                child,
+                "IAM4",
+                "CDK's BucketDeployment handler uses AWSLambdaBasicExecutionRole for its logs.",
+                "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+            )
+            for finding, reason in self._deployment_wildcards(stack).items():
+                ack(child, "IAM5", reason, finding)
 
     def _deployment_wildcards(self, stack: Stack) -> dict[str, str]:
         """The BucketDeployment handler's wildcard grants, each named (a new one still fails)."""
