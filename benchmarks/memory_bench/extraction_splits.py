@@ -466,14 +466,7 @@ def expected_calibration_error(confidence: np.ndarray, correct: np.ndarray, bins
 
 
 def fit_head(
-    rows: list[dict[str, Any]],
-    embedder: Any,
-    *,
-    seed: int = 0,
-    validation: float = 0.15,
-    alpha: float = 1e-3,
-    hidden: int = HIDDEN,
-    written_weight: int = 1,
+    rows: list[dict[str, Any]], embedder: Any, *, seed: int = 0, validation: float = 0.15
 ) -> dict[str, Any]:
     """Fit the MLP on `rows`, its temperature on a validation share of the transcripts; weights + report."""
     from sklearn.neural_network import MLPClassifier
@@ -490,20 +483,16 @@ def fit_head(
         x = features(embedder.embed([r["text"] for r in part]), [r["speaker"] for r in part])
         return x, np.array([index[r["label"]] for r in part])
 
-    # Statements written by hand (not generated) count `written_weight` times in the fit.
-    fit_rows = [
-        r for r in fit_rows for _ in range(1 if r["transcript"].startswith("gen-") else written_weight)
-    ]
     x_fit, y_fit = xy(fit_rows)
     x_val, y_val = xy(val_rows)
     model = MLPClassifier(
-        hidden_layer_sizes=(hidden,), alpha=alpha, max_iter=400, random_state=seed, learning_rate_init=2e-3
+        hidden_layer_sizes=(HIDDEN,), alpha=1e-3, max_iter=400, random_state=seed, learning_rate_init=2e-3
     )
     model.fit(x_fit, y_fit)
-    # The weights for every class, even one absent from the fit share (its logits stay very low).
     w1, w2 = model.coefs_
     b1, b2 = model.intercepts_
-    full_w2 = np.full((hidden, len(labels)), 0.0, dtype=np.float32)
+    # The weights for every class, even one absent from the fit share (its logits stay very low).
+    full_w2 = np.full((HIDDEN, len(labels)), 0.0, dtype=np.float32)
     full_b2 = np.full(len(labels), -20.0, dtype=np.float32)
     for j, cls in enumerate(model.classes_):
         full_w2[:, cls] = w2[:, j]
