@@ -8,11 +8,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent_memory.adapters.postgres import database
+from agent_memory.adapters.postgres import migrate as migrations
 from agent_memory.domain.errors import ConfigurationError
 
 pytestmark = pytest.mark.integration
-REAL_MIGRATIONS = database.migration_files
+REAL_MIGRATIONS = migrations.migration_files
 
 TABLE = ("0900_test_table.sql", "CREATE TABLE mig_probe (x integer);")
 UNIQUE_CONCURRENTLY = (
@@ -34,8 +34,8 @@ def fresh_url(pg_server: Any) -> Any:
 
 
 def run(url: str, monkeypatch: pytest.MonkeyPatch, *extra: tuple[str, str]) -> list[str]:
-    monkeypatch.setattr(database, "migration_files", lambda: [*REAL_MIGRATIONS(), *extra])
-    return database.migrate(url, embedding_dim=384, embedding_model="local-minilm-onnx")
+    monkeypatch.setattr(migrations, "migration_files", lambda: [*REAL_MIGRATIONS(), *extra])
+    return migrations.migrate(url, embedding_dim=384, embedding_model="local-minilm-onnx")
 
 
 def index_state(url: str) -> bool | None:
@@ -114,14 +114,16 @@ def test_two_migrators_at_once_wait_for_each_other_during_a_concurrent_build(fre
 
     def migrate(who: str) -> None:
         try:
-            outcomes[who] = database.migrate(
+            outcomes[who] = migrations.migrate(
                 fresh_url, embedding_dim=384, embedding_model="local-minilm-onnx"
             )
         except Exception as exc:
             outcomes[who] = f"{type(exc).__name__}: {exc}"
 
-    monkeypatch.setattr(database, "migration_files", lambda: [*REAL_MIGRATIONS(), TABLE, UNIQUE_CONCURRENTLY])
-    monkeypatch.setattr(database, "MIGRATION_LOCK_POLL_S", 0.05)
+    monkeypatch.setattr(
+        migrations, "migration_files", lambda: [*REAL_MIGRATIONS(), TABLE, UNIQUE_CONCURRENTLY]
+    )
+    monkeypatch.setattr(migrations, "MIGRATION_LOCK_POLL_S", 0.05)
     first = threading.Thread(target=migrate, args=("first",))
     first.start()
     time.sleep(0.5)
