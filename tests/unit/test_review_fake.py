@@ -8,13 +8,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from agent_memory.domain.audit import verify_chain
 from agent_memory.domain.enums import Authority, Decision, Role, Sensitivity, Status
 from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound, UnauthorizedMutation
 from agent_memory.domain.records import MemoryWrite, Principal
 from agent_memory.services.policies import PolicyRegistry
-from agent_memory.services.review import ReviewService
+from agent_memory.services.review import ReviewService, _reinstated_version
 from agent_memory.services.write_gateway import WriteGateway
 from fakes.memory_store import MemoryStore
 
@@ -264,3 +265,20 @@ def test_given_a_superseded_version_when_reinstated_then_a_new_version_supersede
     # and an active version cannot be reinstated
     with pytest.raises(Conflict):
         review.reinstate(REVIEWER, back.memory.id, note=None)
+
+
+def test_given_a_version_that_does_not_validate_when_reinstated_then_nothing_is_built(gateway, store):
+    # Given a superseded version whose confidence is out of range (a copy that skipped validation)
+    v1 = gateway.write(
+        INTEGRATION,
+        w(category="STAKEHOLDER", slot="stakeholder.primary_contact", content="Dana is the primary contact"),
+    )
+    bad = record(store, v1.memory.id).model_copy(update={"confidence": 1.5, "status": Status.SUPERSEDED})
+    # When the reinstated version is built from it
+    # Then validation refuses it, naming the field, instead of a record the store would keep
+    with pytest.raises(ValidationError, match="confidence"):
+        _reinstated_version(bad, None, REVIEWER, T0)
+    # and a valid one is built as a new active, human-verified version
+    good = _reinstated_version(record(store, v1.memory.id), None, REVIEWER, T0)
+    assert good.id != v1.memory.id and good.status is Status.ACTIVE and good.version == 2
+    assert good.authority is Authority.HUMAN_VERIFIED and good.source.reference == v1.memory.id

@@ -53,19 +53,14 @@ class ReviewService:
                 raise InvalidRequest(
                     "approving a commercial term needs an evidence reference", field="evidence_ref"
                 )
-            superseded: list[str] = []
-            hidden: set[str] = set()
-            version = 1
-            supersedes_id = None
+            active = None
             if record.slot:
                 s.lock_slot(record.subject_id, record.slot)
                 active = s.active_for_slot(record.subject_id, record.slot)
-                if active is not None:
-                    if visible(principal, active) is None:
-                        hidden.add(active.id)
-                    s.supersede(active.id, record.id, now)
-                    superseded.append(active.id)
-                    version, supersedes_id = active.version + 1, active.id
+            superseded: list[str] = []
+            if active is not None:
+                s.supersede(active.id, record.id, now)
+                superseded.append(active.id)
             approved = s.update_status(
                 record.id,
                 Status.ACTIVE.value,
@@ -74,40 +69,30 @@ class ReviewService:
                 verified_at=now,
                 evidence_ref=evidence_ref,
                 last_validated_at=now,
-                version=version,
-                supersedes_id=supersedes_id,
+                version=active.version + 1 if active is not None else 1,
+                supersedes_id=active.id if active is not None else None,
                 reasons=[*record.reasons, "approved_by_reviewer"],
             )
             settled, contest_events = _settle_contest(s, principal, record, superseded)
             approved = settled or approved
-            events = [
-                NewEvent(
-                    EventType.APPROVED.value,
-                    principal.sub,
-                    record.id,
-                    record.subject_id,
-                    "reviewer_approved",
-                    {
-                        "evidence_ref": evidence_ref,
-                        "note_present": bool(note),
-                        "previous_status": record.status,
-                        "superseded": superseded,
-                    },
-                )
-            ]
-            events += [
-                NewEvent(
-                    EventType.SUPERSEDED.value,
-                    principal.sub,
-                    old,
-                    record.subject_id,
-                    "superseded_by_approval",
-                    {"superseded_by": record.id},
-                )
-                for old in superseded
-            ]
-            s.append_events([*events, *contest_events])
-        return ReviewResult(approved, [a for a in superseded if a not in hidden])
+            approval = NewEvent(
+                EventType.APPROVED.value,
+                principal.sub,
+                record.id,
+                record.subject_id,
+                "reviewer_approved",
+                {
+                    "evidence_ref": evidence_ref,
+                    "note_present": bool(note),
+                    "previous_status": record.status,
+                    "superseded": superseded,
+                },
+            )
+            supersessions = _superseded_events(principal, record, superseded, "superseded_by_approval")
+            s.append_events([approval, *supersessions, *contest_events])
+        # A superseded version above the reviewer's clearance is not named to them.
+        shown = [active.id] if active is not None and visible(principal, active) is not None else []
+        return ReviewResult(approved, shown)
 
     def reject(self, principal: Principal, memory_id: str, *, note: str | None) -> ReviewResult:
         require_mutation(principal, Role.REVIEWER, action="reject memories")
@@ -149,58 +134,23 @@ class ReviewService:
                 )
             s.lock_slot(old.subject_id, old.slot)
             active = s.active_for_slot(old.subject_id, old.slot)
-            new = old.model_copy(
-                update={
-                    "id": new_id("mem"),
-                    "status": Status.ACTIVE,
-                    "authority": Authority.HUMAN_VERIFIED,
-                    "source": Source(kind=Authority.HUMAN_VERIFIED, system="review", reference=old.id),
-                    "created_at": now,
-                    "effective_at": now,
-                    "verified_by": principal.sub,
-                    "verified_at": now,
-                    "last_validated_at": now,
-                    "superseded_at": None,
-                    "superseded_by_id": None,
-                    "valid_to": None,
-                    "version": (active.version if active else old.version) + 1,
-                    "supersedes_id": active.id if active else None,
-                    "reasons": ["reinstated_by_reviewer"],
-                    "flags": sorted({*old.flags, "embedding_pending"}),
-                    "embedding_model": None,
-                }
-            )
+            new = _reinstated_version(old, active, principal, now)
             superseded = []
-            shown = []
             if active is not None:
                 s.supersede(active.id, new.id, now)
                 superseded.append(active.id)
-                if visible(principal, active) is not None:
-                    shown.append(active.id)
             s.insert_record(new, None)
-            s.append_events(
-                [
-                    NewEvent(
-                        EventType.REINSTATED.value,
-                        principal.sub,
-                        new.id,
-                        old.subject_id,
-                        "reviewer_reinstated",
-                        {"reinstates": old.id, "superseded": superseded, "note_present": bool(note)},
-                    ),
-                    *[
-                        NewEvent(
-                            EventType.SUPERSEDED.value,
-                            principal.sub,
-                            sid,
-                            old.subject_id,
-                            "superseded_by_reinstatement",
-                            {"superseded_by": new.id},
-                        )
-                        for sid in superseded
-                    ],
-                ]
+            reinstatement = NewEvent(
+                EventType.REINSTATED.value,
+                principal.sub,
+                new.id,
+                old.subject_id,
+                "reviewer_reinstated",
+                {"reinstates": old.id, "superseded": superseded, "note_present": bool(note)},
             )
+            supersessions = _superseded_events(principal, new, superseded, "superseded_by_reinstatement")
+            s.append_events([reinstatement, *supersessions])
+        shown = [active.id] if active is not None and visible(principal, active) is not None else []
         return ReviewResult(new, shown)
 
     @staticmethod
@@ -238,3 +188,50 @@ def _settle_contest(
             )
         )
     return s.get_record(record.id), events
+
+
+def _reinstated_version(
+    old: MemoryRecord, active: MemoryRecord | None, principal: Principal, now: datetime
+) -> MemoryRecord:
+    """`old` again as a new, human-verified version after the slot's active one (if any). Built
+    through validation, as every other record is: a field the change gets wrong is refused here,
+    not stored."""
+    return MemoryRecord.model_validate(
+        {
+            **old.model_dump(),
+            "id": new_id("mem"),
+            "status": Status.ACTIVE,
+            "authority": Authority.HUMAN_VERIFIED,
+            "source": Source(kind=Authority.HUMAN_VERIFIED, system="review", reference=old.id),
+            "created_at": now,
+            "effective_at": now,
+            "verified_by": principal.sub,
+            "verified_at": now,
+            "last_validated_at": now,
+            "superseded_at": None,
+            "superseded_by_id": None,
+            "valid_to": None,
+            "version": (active.version if active else old.version) + 1,
+            "supersedes_id": active.id if active else None,
+            "reasons": ["reinstated_by_reviewer"],
+            "flags": sorted({*old.flags, "embedding_pending"}),
+            "embedding_model": None,
+        }
+    )
+
+
+def _superseded_events(
+    principal: Principal, by: MemoryRecord, superseded: list[str], reason: str
+) -> list[NewEvent]:
+    """One SUPERSEDED audit event per version `by` replaced."""
+    return [
+        NewEvent(
+            EventType.SUPERSEDED.value,
+            principal.sub,
+            old_id,
+            by.subject_id,
+            reason,
+            {"superseded_by": by.id},
+        )
+        for old_id in superseded
+    ]
