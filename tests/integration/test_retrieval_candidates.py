@@ -255,3 +255,54 @@ def test_given_any_text_when_the_sql_counts_terms_then_they_match_a_full_parse_o
         assert r.length == len(tokens), stored[r.facts.id]
         assert r.term_counts == {w: tokens.count(w) for w in r.query_lexemes or [] if w in tokens}
     assert any(r.term_counts.get("seat", 0) > 200 for r in rows)  # the capped entry, as stored
+
+
+def test_given_the_kept_cursor_when_read_again_and_through_a_wrapped_connection_then_the_rows_are_alike(
+    container, subject
+):
+    # Given the candidates read twice on one connection (the second time on the kept cursor)
+    from agent_memory.adapters.postgres.retrieval import RetrievalQueries
+
+    vector = container.embedder.embed(["invoice exports for EMEA"])[0]
+    query = dict(
+        subject_id=subject,
+        query_embedding=vector,
+        query_text="invoice exports for EMEA",
+        types=None,
+        max_sensitivity_rank=2,
+        now=datetime.now(UTC),
+        per_signal=50,
+    )
+
+    class Wrapped:  # a connection wrapper as the benchmarks use one: rows decoded as read
+        def __init__(self, conn):
+            self._conn = conn
+
+        def __getattr__(self, name):
+            return getattr(self._conn, name)
+
+    with container.db.statements() as conn:
+        reader = RetrievalQueries()
+        reader.conn, reader.tenant_id = conn, TENANT
+        first = reader.retrieval_candidates(**query)
+        again = reader.retrieval_candidates(**query)
+        reader.conn = Wrapped(conn)
+        wrapped = reader.retrieval_candidates(**query)
+    # (the stored vectors, as the connection's own loader reads them)
+    with container.db.tenant_transaction(TENANT) as tconn:
+        stored = tconn.execute(
+            "SELECT id, embedding FROM memory_records WHERE tenant_id = %s AND subject_id = %s",
+            (TENANT, subject),
+            binary=True,
+        ).fetchall()
+    # Then each read gives the same rows, lexemes and vectors, the vectors as the connection's loader reads them
+    assert len(first) >= len(TOPICS)  # (other tests here add to the subject)
+    for rows in (again, wrapped):
+        assert [r.facts for r in rows] == [r.facts for r in first]
+        assert [r.query_lexemes for r in rows] == [r.query_lexemes for r in first]
+        assert all(np.array_equal(a.embedding, b.embedding) for a, b in zip(rows, first, strict=True))
+    by_id = {r["id"]: r["embedding"] for r in stored}
+    assert all(
+        r.embedding.dtype == np.float32 and np.array_equal(r.embedding, by_id[r.facts.id]) for r in first
+    )
+    assert first[0].query_lexemes and "export" in first[0].query_lexemes
