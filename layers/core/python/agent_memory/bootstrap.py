@@ -188,13 +188,25 @@ def build_container(
     extractor: Extractor | None = None,
     run_migrations: bool = True,
 ) -> Container:
+    """Every adapter chosen from `settings` (or the ones given) and every service wired to them."""
     settings = settings or Settings()
     embedder = embedder or build_embedder(settings)
     if embedder.dimension != settings.embedding_dim:
         settings = settings.model_copy(update={"embedding_dim": embedder.dimension})
+    db = open_database(settings, embedding_model=embedder.name, run_migrations=run_migrations)
+    container = build_services(settings, db, embedder, extractor)
+    from agent_memory.domain.tokens import count_tokens
+
+    count_tokens("warm up")  # load the tokenizer vocabularies now, not on the first request
+    logger.info("container built", extra={"embedder": embedder.name, "embedding_dim": settings.embedding_dim})
+    return container
+
+
+def open_database(settings: Settings, *, embedding_model: str, run_migrations: bool = True) -> Database:
+    """The pool, opened after the migrations (when asked for) and checked against the embedding dimension."""
     url = database_url(settings)
     if run_migrations and settings.migrate_on_start:
-        migrate(url, embedding_dim=settings.embedding_dim, embedding_model=embedder.name)
+        migrate(url, embedding_dim=settings.embedding_dim, embedding_model=embedding_model)
     # With a rotated secret the pool asks for a fresh connection string on every new connection.
     conninfo: Any = (lambda: secret_database_url(settings)) if settings.database_secret_arn else url
     db = Database(
@@ -210,19 +222,19 @@ def build_container(
     )
     db.open()
     _check_dimension(db, settings.embedding_dim)
+    return db
+
+
+def build_services(
+    settings: Settings, db: Database, embedder: Embedder, extractor: Extractor | None = None
+) -> Container:
+    """The services over the store on `db`, the system of record and the messaging adapters."""
     store = PostgresStore(db)
     policies = PolicyRegistry(store, settings.default_policy)
     sor = build_system_of_record(settings, db)
     queue, objects = build_messaging(settings)
     gateway = WriteGateway(store, embedder, policies)
-    outbox = OutboxRelay(
-        store,
-        queue,
-        relay_after_s=settings.outbox_relay_after_s,
-        stuck_after_s=settings.extraction_stuck_after_s,
-        # One more full round of deliveries after the first, then the session is failed.
-        max_attempts=2 * settings.max_receive_count,
-    )
+    outbox = build_outbox(settings, store, queue)
     container = Container(
         settings=settings,
         db=db,
@@ -249,29 +261,55 @@ def build_container(
             max_receive_count=settings.max_receive_count,
         ),
         erasure=ErasureService(store, objects, invalidate_caches=_sor_cache_invalidator(sor)),
-        lifecycle=LifecycleService(
-            store,
-            policies,
-            objects,
-            transcript_ttl_days=settings.transcript_ttl_days,
-            embedder=embedder,
-            pause_ratio=settings.purge_pause_ratio,
-            system_of_record=sor,
-        ),
+        lifecycle=build_lifecycle(settings, store, policies, objects, embedder, sor),
         working=WorkingMemoryService(store, policies),
         forget=ForgetService(store),
         export=ExportService(store, policies),
     )
+    _connect_services(container)
+    return container
+
+
+def build_outbox(settings: Settings, store: PostgresStore, queue: Queue | None) -> OutboxRelay:
+    return OutboxRelay(
+        store,
+        queue,
+        relay_after_s=settings.outbox_relay_after_s,
+        stuck_after_s=settings.extraction_stuck_after_s,
+        # One more full round of deliveries after the first, then the session is failed.
+        max_attempts=2 * settings.max_receive_count,
+    )
+
+
+def build_lifecycle(
+    settings: Settings,
+    store: PostgresStore,
+    policies: PolicyRegistry,
+    objects: ObjectStore | None,
+    embedder: Embedder,
+    sor: SystemOfRecord,
+) -> LifecycleService:
+    return LifecycleService(
+        store,
+        policies,
+        objects,
+        transcript_ttl_days=settings.transcript_ttl_days,
+        embedder=embedder,
+        pause_ratio=settings.purge_pause_ratio,
+        system_of_record=sor,
+    )
+
+
+def _connect_services(container: Container) -> None:
+    """What services call on each other (sealing the access log, starting an erasure) and what
+    must stop before the pool closes."""
     container.lifecycle.seal_access_log = container.access_log.seal_tenant
-    container.erasure.start_workflow = _workflow_starter(settings, container.erasure, container.on_close)
-    close_sor = getattr(sor, "close", None)  # the HTTP adapter's worker threads
+    container.erasure.start_workflow = _workflow_starter(
+        container.settings, container.erasure, container.on_close
+    )
+    close_sor = getattr(container.system_of_record, "close", None)  # the HTTP adapter's worker threads
     if close_sor is not None:
         container.on_close.append(close_sor)
-    from agent_memory.domain.tokens import count_tokens
-
-    count_tokens("warm up")  # load the tokenizer vocabularies now, not on the first request
-    logger.info("container built", extra={"embedder": embedder.name, "embedding_dim": settings.embedding_dim})
-    return container
 
 
 def _sor_cache_invalidator(sor: SystemOfRecord) -> Any:
