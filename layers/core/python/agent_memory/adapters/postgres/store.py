@@ -12,24 +12,23 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+from agent_memory.adapters.postgres.audit import AuditQueries
 from agent_memory.adapters.postgres.batch import BatchAdmissionQueries
 from agent_memory.adapters.postgres.contested import ContestedQueries
 from agent_memory.adapters.postgres.database import REQUEST_BINDING, Database, _RequestBinding
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
 from agent_memory.adapters.postgres.refusals import RefusalQueries
 from agent_memory.adapters.postgres.retrieval import PostgresRetrievalReader, RetrievalQueries
+from agent_memory.adapters.postgres.sessions import SessionQueries
 from agent_memory.adapters.postgres.subject_data import SubjectDataQueries
 from agent_memory.adapters.postgres.ticket_scope import TicketScopeQueries
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
-from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.enums import Authority, Sensitivity
 from agent_memory.domain.errors import Forbidden
-from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
-from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
+from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports.store import (
     AdmissionContext,
     IdempotentReply,
-    NewEvent,
     RetryableConflict,
 )
 from agent_memory.request_scope import bound_subjects
@@ -77,6 +76,8 @@ def row_to_record(row: dict[str, Any]) -> MemoryRecord:
 
 
 class PostgresTenantSession(
+    AuditQueries,
+    SessionQueries,
     RetrievalQueries,
     LifecycleQueries,
     SubjectDataQueries,
@@ -207,8 +208,8 @@ class PostgresTenantSession(
         self.conn.execute(
             """UPDATE memory_records
                   SET status = 'superseded', superseded_by_id = %s, superseded_at = %s, valid_to = %s
-                WHERE id = %s AND status = 'active'""",
-            (new_id, at, at, old_id),
+                WHERE tenant_id = %s AND id = %s AND status = 'active'""",
+            (new_id, at, at, self.tenant_id, old_id),
         )
 
     _UPDATABLE = frozenset(
@@ -235,7 +236,7 @@ class PostgresTenantSession(
         if unknown:
             raise ValueError(f"not updatable: {sorted(unknown)}")
         sets = ["status = %(status)s"]
-        params: dict[str, Any] = {"status": status, "id": memory_id}
+        params: dict[str, Any] = {"status": status, "id": memory_id, "t": self.tenant_id}
         for k, v in fields.items():
             if k == "authority":
                 sets.append("authority_rank = %(authority_rank)s")
@@ -246,7 +247,8 @@ class PostgresTenantSession(
             sets.append(f"{k} = %({k})s")
             params[k] = v
         row = self.conn.execute(
-            f"UPDATE memory_records SET {', '.join(sets)} WHERE id = %(id)s RETURNING {RECORD_COLUMNS}",
+            f"UPDATE memory_records SET {', '.join(sets)} WHERE tenant_id = %(t)s AND id = %(id)s"
+            f" RETURNING {RECORD_COLUMNS}",
             params,
         ).fetchone()
         if row is None:
@@ -345,209 +347,6 @@ class PostgresTenantSession(
                 WHERE tenant_id = %s AND id = %s""",
             (embedding, model, self.tenant_id, memory_id),
         )
-
-    # -- sessions --------------------------------------------------------------
-    def get_session(self, session_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
-        lock = " FOR UPDATE" if for_update else ""
-        return self.conn.execute(
-            f"SELECT * FROM sessions WHERE tenant_id = %s AND session_id = %s{lock}",
-            (self.tenant_id, session_id),
-        ).fetchone()
-
-    def insert_session(self, **fields: Any) -> None:
-        self.conn.execute(
-            """INSERT INTO sessions (tenant_id, session_id, subject_id, ticket_id, channel, occurred_at,
-                                     transcript_hash, transcript_key, turns, status)
-               VALUES (%(tenant_id)s, %(session_id)s, %(subject_id)s, %(ticket_id)s, %(channel)s, %(occurred_at)s,
-                       %(transcript_hash)s, %(transcript_key)s, %(turns)s, 'queued')""",
-            {"tenant_id": self.tenant_id, **fields},
-        )
-
-    _SESSION_FIELDS = frozenset(
-        {"status", "attempts", "outcome", "memory_ids", "failure_reason", "extractor"}
-    )
-
-    def update_session(self, session_id: str, **fields: Any) -> None:
-        unknown = set(fields) - self._SESSION_FIELDS
-        if unknown:
-            raise ValueError(f"not updatable: {sorted(unknown)}")
-        params = {k: (Jsonb(v) if k == "outcome" else v) for k, v in fields.items()}
-        sets = ", ".join(f"{k} = %({k})s" for k in params)
-        self.conn.execute(
-            f"UPDATE sessions SET {sets}, updated_at = now() WHERE tenant_id = %(t)s AND session_id = %(sid)s",
-            {**params, "t": self.tenant_id, "sid": session_id},
-        )
-
-    def unfinished_sessions(self, updated_before: datetime, limit: int) -> list[dict[str, Any]]:
-        """Sessions queued or processing that have not changed since `updated_before`, oldest
-        first, locked; a session another transaction holds (a worker) is skipped."""
-        return self.conn.execute(
-            """SELECT session_id, status, attempts FROM sessions
-                WHERE tenant_id = %s AND status IN ('queued', 'processing') AND updated_at < %s
-                ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED""",
-            (self.tenant_id, updated_before, limit),
-        ).fetchall()
-
-    # -- outbox ----------------------------------------------------------------
-    def record_outbox(
-        self, dedupe_key: str, kind: str, payload: dict[str, Any], *, rearm: bool = False
-    ) -> None:
-        """Record a message to send once this transaction commits (one row per key). `rearm`: a
-        message already sent is made pending again. Registers the tenant for the relay sweep."""
-        self.conn.execute(
-            "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING", (self.tenant_id,)
-        )
-        on_conflict = "DO UPDATE SET sent_at = NULL, payload = EXCLUDED.payload" if rearm else "DO NOTHING"
-        self.conn.execute(
-            f"""INSERT INTO outbox (tenant_id, dedupe_key, kind, payload) VALUES (%s, %s, %s, %s)
-                ON CONFLICT (tenant_id, dedupe_key) {on_conflict}""",
-            (self.tenant_id, dedupe_key, kind, Jsonb(payload)),
-        )
-
-    def outbox_message(self, dedupe_key: str, *, claim: bool = False) -> dict[str, Any] | None:
-        """The outbox row of `dedupe_key`. `claim`: only if still pending, locked for sending; None
-        when another transaction is sending it."""
-        claiming = " AND sent_at IS NULL FOR UPDATE SKIP LOCKED" if claim else ""
-        return self.conn.execute(
-            f"SELECT * FROM outbox WHERE tenant_id = %s AND dedupe_key = %s{claiming}",
-            (self.tenant_id, dedupe_key),
-        ).fetchone()
-
-    def pending_outbox(self, created_before: datetime, limit: int) -> list[dict[str, Any]]:
-        """Pending messages recorded before `created_before`, oldest first, locked for sending;
-        those another transaction is sending are skipped."""
-        return self.conn.execute(
-            """SELECT * FROM outbox WHERE tenant_id = %s AND sent_at IS NULL AND created_at < %s
-                ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED""",
-            (self.tenant_id, created_before, limit),
-        ).fetchall()
-
-    def mark_outbox(self, dedupe_key: str, *, sent: bool, error: str | None = None) -> None:
-        """Record one send: sent, or failed with its error class (the message stays pending)."""
-        self.conn.execute(
-            """UPDATE outbox SET attempts = attempts + 1, last_error = %s,
-                      sent_at = CASE WHEN %s THEN now() ELSE NULL END
-                WHERE tenant_id = %s AND dedupe_key = %s""",
-            (error, sent, self.tenant_id, dedupe_key),
-        )
-
-    # -- audit -----------------------------------------------------------------
-    def last_event_seq(self) -> int:
-        """The tenant's newest audit sequence number (0 before the first event)."""
-        row = self.conn.execute(
-            "SELECT coalesce(max(seq), 0) AS seq FROM memory_events WHERE tenant_id = %s", (self.tenant_id,)
-        ).fetchone()
-        return int(row["seq"]) if row else 0
-
-    def append_events(self, events: Sequence[NewEvent]) -> list[AuditEvent]:
-        """Append events to the tenant's hash chain (serialized by the head row lock)."""
-        if not events:
-            return []
-        head = self.conn.execute(
-            "SELECT seq, hash FROM audit_chain_heads WHERE tenant_id = %s FOR UPDATE", (self.tenant_id,)
-        ).fetchone()
-        if head is None:
-            self.conn.execute(
-                "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING", (self.tenant_id,)
-            )
-            self.conn.execute(
-                "INSERT INTO audit_chain_heads (tenant_id, seq, hash) VALUES (%s, 0, %s) ON CONFLICT DO NOTHING",
-                (self.tenant_id, GENESIS_HASH),
-            )
-            head = self.conn.execute(
-                "SELECT seq, hash FROM audit_chain_heads WHERE tenant_id = %s FOR UPDATE", (self.tenant_id,)
-            ).fetchone()
-        assert head is not None
-        seq, prev = int(head["seq"]), str(head["hash"])
-        now = utcnow()
-        out: list[AuditEvent] = []
-        for ev in events:
-            seq += 1
-            event = AuditEvent(
-                tenant_id=self.tenant_id,
-                seq=seq,
-                id=new_id("evt"),
-                event_type=ev.event_type,
-                memory_id=ev.memory_id,
-                subject_id=ev.subject_id,
-                actor=ev.actor,
-                reason=ev.reason,
-                payload=ev.payload or {},
-                created_at=now,
-                prev_hash=prev,
-                hash="",
-            )
-            event.hash = chain_hash(prev, event_hash_fields(event))
-            out.append(event)
-            prev = event.hash
-        with self.conn.cursor() as cur:
-            cur.executemany(
-                """INSERT INTO memory_events (tenant_id, seq, id, event_type, memory_id, subject_id, actor, reason,
-                                              payload, created_at, prev_hash, hash)
-                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-                [
-                    (
-                        e.tenant_id,
-                        e.seq,
-                        e.id,
-                        e.event_type,
-                        e.memory_id,
-                        e.subject_id,
-                        e.actor,
-                        e.reason,
-                        Jsonb(e.payload),
-                        e.created_at,
-                        e.prev_hash,
-                        e.hash,
-                    )
-                    for e in out
-                ],
-            )
-        self.conn.execute(
-            "UPDATE audit_chain_heads SET seq = %s, hash = %s WHERE tenant_id = %s",
-            (seq, prev, self.tenant_id),
-        )
-        return out
-
-    def records_above_clearance(self, memory_ids: set[str], max_sensitivity_rank: int) -> set[str]:
-        if not memory_ids:
-            return set()
-        rows = self.conn.execute(
-            """SELECT id FROM memory_records
-                 WHERE tenant_id = %s AND id = ANY(%s) AND sensitivity_rank > %s""",
-            (self.tenant_id, list(memory_ids), max_sensitivity_rank),
-        ).fetchall()
-        return {r["id"] for r in rows}
-
-    def audit_events(
-        self,
-        *,
-        subject_id: str | None,
-        memory_id: str | None,
-        since: datetime | None,
-        after_seq: int | None,
-        limit: int,
-    ) -> list[AuditEvent]:
-        rows = self.conn.execute(
-            """SELECT tenant_id, seq, id, event_type, memory_id, subject_id, actor, reason, payload, created_at,
-                      prev_hash, hash
-                 FROM memory_events
-                WHERE tenant_id = %(t)s
-                  AND (%(s)s::text IS NULL OR subject_id = %(s)s)
-                  AND (%(m)s::text IS NULL OR memory_id = %(m)s)
-                  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
-                  AND seq > %(after)s
-                ORDER BY seq LIMIT %(lim)s""",
-            {
-                "t": self.tenant_id,
-                "s": subject_id,
-                "m": memory_id,
-                "since": since,
-                "after": after_seq or 0,
-                "lim": limit,
-            },
-        ).fetchall()
-        return [AuditEvent.model_validate(r) for r in rows]
 
     # -- idempotency and policy --------------------------------------------------
     def idempotent_reply(self, key: str) -> IdempotentReply | None:

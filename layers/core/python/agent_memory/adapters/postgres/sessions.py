@@ -1,0 +1,102 @@
+"""SQL of closed sessions and the transactional outbox that carries their extraction messages.
+
+Mixed into the tenant session (`store.PostgresTenantSession`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
+
+
+class SessionQueries:
+    conn: psycopg.Connection[DictRow]
+    tenant_id: str
+
+    def get_session(self, session_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
+        lock = " FOR UPDATE" if for_update else ""
+        return self.conn.execute(
+            f"SELECT * FROM sessions WHERE tenant_id = %s AND session_id = %s{lock}",
+            (self.tenant_id, session_id),
+        ).fetchone()
+
+    def insert_session(self, **fields: Any) -> None:
+        self.conn.execute(
+            """INSERT INTO sessions (tenant_id, session_id, subject_id, ticket_id, channel, occurred_at,
+                                     transcript_hash, transcript_key, turns, status)
+               VALUES (%(tenant_id)s, %(session_id)s, %(subject_id)s, %(ticket_id)s, %(channel)s, %(occurred_at)s,
+                       %(transcript_hash)s, %(transcript_key)s, %(turns)s, 'queued')""",
+            {"tenant_id": self.tenant_id, **fields},
+        )
+
+    _SESSION_FIELDS = frozenset(
+        {"status", "attempts", "outcome", "memory_ids", "failure_reason", "extractor"}
+    )
+
+    def update_session(self, session_id: str, **fields: Any) -> None:
+        unknown = set(fields) - self._SESSION_FIELDS
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        params = {k: (Jsonb(v) if k == "outcome" else v) for k, v in fields.items()}
+        sets = ", ".join(f"{k} = %({k})s" for k in params)
+        self.conn.execute(
+            f"UPDATE sessions SET {sets}, updated_at = now() WHERE tenant_id = %(t)s AND session_id = %(sid)s",
+            {**params, "t": self.tenant_id, "sid": session_id},
+        )
+
+    def unfinished_sessions(self, updated_before: datetime, limit: int) -> list[dict[str, Any]]:
+        """Sessions queued or processing that have not changed since `updated_before`, oldest
+        first, locked; a session another transaction holds (a worker) is skipped."""
+        return self.conn.execute(
+            """SELECT session_id, status, attempts FROM sessions
+                WHERE tenant_id = %s AND status IN ('queued', 'processing') AND updated_at < %s
+                ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED""",
+            (self.tenant_id, updated_before, limit),
+        ).fetchall()
+
+    # -- outbox ----------------------------------------------------------------
+    def record_outbox(
+        self, dedupe_key: str, kind: str, payload: dict[str, Any], *, rearm: bool = False
+    ) -> None:
+        """Record a message to send once this transaction commits (one row per key). `rearm`: a
+        message already sent is made pending again. Registers the tenant for the relay sweep."""
+        self.conn.execute(
+            "INSERT INTO tenants (tenant_id) VALUES (%s) ON CONFLICT DO NOTHING", (self.tenant_id,)
+        )
+        on_conflict = "DO UPDATE SET sent_at = NULL, payload = EXCLUDED.payload" if rearm else "DO NOTHING"
+        self.conn.execute(
+            f"""INSERT INTO outbox (tenant_id, dedupe_key, kind, payload) VALUES (%s, %s, %s, %s)
+                ON CONFLICT (tenant_id, dedupe_key) {on_conflict}""",
+            (self.tenant_id, dedupe_key, kind, Jsonb(payload)),
+        )
+
+    def outbox_message(self, dedupe_key: str, *, claim: bool = False) -> dict[str, Any] | None:
+        """The outbox row of `dedupe_key`. `claim`: only if still pending, locked for sending; None
+        when another transaction is sending it."""
+        claiming = " AND sent_at IS NULL FOR UPDATE SKIP LOCKED" if claim else ""
+        return self.conn.execute(
+            f"SELECT * FROM outbox WHERE tenant_id = %s AND dedupe_key = %s{claiming}",
+            (self.tenant_id, dedupe_key),
+        ).fetchone()
+
+    def pending_outbox(self, created_before: datetime, limit: int) -> list[dict[str, Any]]:
+        """Pending messages recorded before `created_before`, oldest first, locked for sending;
+        those another transaction is sending are skipped."""
+        return self.conn.execute(
+            """SELECT * FROM outbox WHERE tenant_id = %s AND sent_at IS NULL AND created_at < %s
+                ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED""",
+            (self.tenant_id, created_before, limit),
+        ).fetchall()
+
+    def mark_outbox(self, dedupe_key: str, *, sent: bool, error: str | None = None) -> None:
+        """Record one send: sent, or failed with its error class (the message stays pending)."""
+        self.conn.execute(
+            """UPDATE outbox SET attempts = attempts + 1, last_error = %s,
+                      sent_at = CASE WHEN %s THEN now() ELSE NULL END
+                WHERE tenant_id = %s AND dedupe_key = %s""",
+            (error, sent, self.tenant_id, dedupe_key),
+        )
