@@ -59,3 +59,21 @@ def test_given_no_cache_when_the_same_text_comes_twice_then_both_run_through_the
     embedder.embed([TEXTS[0]])
     embedder.embed([TEXTS[0]])
     assert (embedder.hits, embedder.misses) == (0, 2)
+
+
+def test_given_texts_of_very_different_lengths_when_embedded_by_length_then_same_vectors_as_in_given_order():
+    # Given more texts than one mini-batch, short and long interleaved (the long ones past 128 tokens)
+    embedder = MiniLMOnnxEmbedder(cache_texts=0)
+    texts = [
+        " ".join([TEXTS[i % 3]] * (1 + (i * 7) % 12)) if i % 2 else f"{TEXTS[i % 3]} #{i}" for i in range(70)
+    ]
+    lengths = [len(e.ids) for e in embedder.tokenizer.encode_batch(texts)]
+    assert min(lengths) < 20 and max(lengths) > 128  # each text its own length: no padding by the tokenizer
+    # When embedded in length-sorted mini-batches and in the given order
+    by_length = embedder._run(texts)
+    given_order = embedder._run(texts, by_length=False)
+    # Then every row is the same vector, in the texts' order, and each equals the text embedded alone
+    np.testing.assert_allclose(by_length, given_order, atol=1e-5)
+    for i in (0, 1, 33, 69):
+        np.testing.assert_allclose(by_length[i], embedder._run([texts[i]])[0], atol=1e-5)
+    assert np.all(np.abs(np.linalg.norm(by_length, axis=1) - 1) < 1e-5)

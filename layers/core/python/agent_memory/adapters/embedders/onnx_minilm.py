@@ -61,14 +61,14 @@ class MiniLMOnnxEmbedder:
             raise ConfigurationError("tokenizer file does not match its pinned sha256")
         self.tokenizer = Tokenizer.from_str(tok_bytes.decode())
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer.no_padding()  # the file pads to 128; `_run` pads each mini-batch to its longest
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         self.session = ort.InferenceSession(
             str(model_path), sess_options=opts, providers=["CPUExecutionProvider"]
         )
-        self._lock = threading.Lock()  # tokenizer padding state and the cache are shared
+        self._lock = threading.Lock()  # the cache is shared
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_texts = cache_texts
         self.hits = self.misses = 0
@@ -100,17 +100,23 @@ class MiniLMOnnxEmbedder:
                         self._cache.popitem(last=False)
         return out
 
-    def _run(self, texts: list[str]) -> np.ndarray:
-        """Embed in length-sorted chunks: padding a short text to a long neighbour's length is wasted work."""
-        with self._lock:
-            encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    def _run(self, texts: list[str], *, by_length: bool = True) -> np.ndarray:
+        """Embed in mini-batches of similar length, each padded only to its own longest text
+        (padding a short text to a long neighbour's length is wasted work); rows in `texts` order.
+        `by_length=False` keeps the given order (the reference the sorted path is checked against)."""
+        ids_of = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        order = list(range(len(texts)))
+        if by_length:
+            order.sort(key=lambda i: len(ids_of[i]))
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), BATCH):
             idx = order[start : start + BATCH]
-            width = max(sum(encodings[i].attention_mask) for i in idx)
-            ids = np.array([encodings[i].ids[:width] for i in idx], dtype=np.int64)
-            mask = np.array([encodings[i].attention_mask[:width] for i in idx], dtype=np.int64)
+            width = max(len(ids_of[i]) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)  # [PAD] is id 0
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                ids[row, : len(ids_of[i])] = ids_of[i]
+                mask[row, : len(ids_of[i])] = 1
             (hidden,) = self.session.run(
                 ["last_hidden_state"],
                 {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
