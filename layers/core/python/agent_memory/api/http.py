@@ -45,12 +45,18 @@ INTERNAL_ERROR_METRIC = "InternalError"
 RETRY_AFTER_S = 5
 
 
+def error_body(code: str, message: str, request_id: str | None, field: str | None = None) -> dict[str, Any]:
+    """The error body every refusal answers, here and in the local front (`ErrorBody`; `field`
+    only when one is to blame)."""
+    detail = ErrorDetail(code=code, message=message, field=field or None, request_id=request_id)
+    return ErrorBody(error=detail).model_dump(mode="json")
+
+
 def error_response(
     status: int, code: str, message: str, request_id: str | None, field: str | None = None
 ) -> Response:
-    """The error body every refusal answers (`ErrorBody`; `field` only when one is to blame)."""
-    detail = ErrorDetail(code=code, message=message, field=field or None, request_id=request_id)
-    return json_response(status, ErrorBody(error=detail).model_dump(mode="json"))
+    """A refusal as the resolver answers it: `error_body`, with Retry-After on a 503."""
+    return json_response(status, error_body(code, message, request_id, field))
 
 
 def _request_id(app: APIGatewayRestResolver) -> str | None:
@@ -231,6 +237,13 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
     app = RequestScopedResolver(
         enable_validation=True, response_validation_error_http_code=HTTPStatus.INTERNAL_SERVER_ERROR
     )
+    _use_request_checks(app, max_body_bytes)
+    _map_errors(app)
+    return app
+
+
+def _use_request_checks(app: APIGatewayRestResolver, max_body_bytes: int) -> None:
+    """What every route refuses before its handler runs: an oversized body, unstorable values."""
 
     def body_limit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
         body = app.current_event.body or ""
@@ -247,6 +260,10 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         return next_middleware(app)
 
     app.use(middlewares=[body_limit, storable_text])
+
+
+def _map_errors(app: APIGatewayRestResolver) -> None:
+    """Every exception mapped to the one error body, once (domain errors by their code)."""
 
     @app.exception_handler(DomainError)
     def _domain(exc: DomainError) -> Response:
@@ -292,8 +309,6 @@ def create_app(*, max_body_bytes: int = MAX_BODY_BYTES) -> APIGatewayRestResolve
         # the error's class, never its message (which may quote what it failed on)
         _record_retrieval_failure(app, 500, "internal_error", f"unexpected {type(exc).__name__}")
         return error_response(500, "internal_error", "internal error", _request_id(app))
-
-    return app
 
 
 def _count_refusal(code: str) -> None:
