@@ -29,6 +29,7 @@ import numpy as np
 
 from agent_memory.domain.enums import Role
 from agent_memory.domain.records import MAX_CONTENT_CHARS, MemoryWrite, Principal
+from agent_memory.progress import ProgressBar, ProgressFactory, terminal_progress
 from agent_memory.services.retrieval import RetrievalBroker, RetrieveRequest
 
 TENANT = "longmemeval"
@@ -93,7 +94,11 @@ def run(
     reuse: bool = False,
     embedding_cache: str | None = None,
     details: list[dict[str, Any]] | None = None,
+    ingest_only: bool = False,
+    progress: ProgressFactory | None = None,
 ) -> dict[str, Any]:
+    """`ingest_only` writes the haystacks and asks nothing (the ingest rate alone); `progress`
+    draws a bar over the haystack memories written."""
     from agent_memory.bootstrap import build_container
     from agent_memory.config import Settings
 
@@ -118,7 +123,8 @@ def run(
     ku_pairs = ku_right = 0
     truncated = 0
     t_ingest = t_query = 0.0
-    questions = questions_reused = 0
+    questions = questions_reused = ingested = 0
+    bar = progress("haystack memories", total=None, unit="memory") if progress else None
     for q in load_questions(data):
         if q["question_id"].endswith("_abs"):
             continue
@@ -143,9 +149,12 @@ def run(
             memory_turns, memory_session = _mapping_from_store(container, subject, turns, texts)
             questions_reused += 1
         else:
-            memory_turns, memory_session = _ingest(container, agent, subject, turns, texts)
+            memory_turns, memory_session = _ingest(container, agent, subject, turns, texts, bar)
             truncated += sum(len(t[2]) > MAX_CONTENT_CHARS for t in turns)
+            ingested += len(turns)
         t_ingest += time.perf_counter() - t0
+        if ingest_only:
+            continue
 
         t1 = time.perf_counter()
         qdate = parse_date(q["question_date"])
@@ -190,6 +199,8 @@ def run(
                 scores["ku_newer_rank"], scores["ku_older_rank"] = pos.get(newer), pos.get(older)
         if details is not None:
             details.append({"question_id": q["question_id"], "type": q["question_type"], **scores})
+    if bar is not None:
+        bar.close()
     if own:
         container.close()
     means = overall.means()
@@ -210,6 +221,8 @@ def run(
         },
         "turns_truncated_to_max_content": truncated,
         "ingest_seconds": round(t_ingest, 1),
+        "ingested_memories": ingested,
+        "ingest_memories_per_s": round(ingested / t_ingest, 1) if ingested and t_ingest else None,
         "query_ms_mean": round(1000 * t_query / max(overall.n, 1), 2),
         "top_k": top_k,
         "questions_reused_from_data_dir": questions_reused,
@@ -218,7 +231,12 @@ def run(
 
 
 def _ingest(
-    container: Any, agent: Principal, subject: str, turns: list[Any], texts: list[str]
+    container: Any,
+    agent: Principal,
+    subject: str,
+    turns: list[Any],
+    texts: list[str],
+    bar: ProgressBar | None = None,
 ) -> tuple[dict[str, list[str]], dict[str, str]]:
     writes = [
         MemoryWrite(
@@ -240,6 +258,8 @@ def _ingest(
             if res.memory is not None:
                 memory_turns[res.memory.id].append(f"{sid}#{i}")
                 memory_session.setdefault(res.memory.id, sid)
+        if bar is not None:
+            bar.update(len(results))
     return memory_turns, memory_session
 
 
@@ -350,6 +370,17 @@ def main(argv: list[str]) -> dict[str, Any]:
         help="directory of <name>_keys.json (sha1 of each text) + <name>_emb.npy vectors from the same "
         "model; checked against fresh vectors before use, misses are embedded",
     )
+    p.add_argument(
+        "--ingest-only",
+        action="store_true",
+        help="write the haystacks and ask nothing: the ingest rate (memories/s) alone",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: only when stderr is a terminal)",
+    )
     p.add_argument("--details", help="write one JSON line per question (its scores and evidence ranks) here")
     p.add_argument("--json")
     a = p.parse_args(argv)
@@ -361,6 +392,8 @@ def main(argv: list[str]) -> dict[str, Any]:
         reuse=a.reuse,
         embedding_cache=a.embedding_cache,
         details=details,
+        ingest_only=a.ingest_only,
+        progress=terminal_progress(a.progress),
     )
     if a.details and details is not None:
         Path(a.details).write_text("".join(json.dumps(d) + "\n" for d in details))
