@@ -162,3 +162,40 @@ def test_given_a_question_of_filler_only_when_made_topical_then_it_is_kept_whole
 
     assert topical_query("many times?") == "many times?"
     assert topical_query("How many times?").split() == ["How", "?"]  # "how": a stop word to PostgreSQL
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(min_value=-1, max_value=1),
+            st.floats(min_value=0, max_value=3000),
+            st.sampled_from(list(MemoryType)),
+            st.sampled_from(list(Authority)),
+            st.floats(min_value=0, max_value=1),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_scores_are_the_written_out_product_and_the_order_is_by_score_then_newest_then_id(rows):
+    # Given candidates of any type, authority, confidence, age and similarity
+    from agent_memory.domain import ranking as r
+
+    cands = []
+    for i, (similarity, days, mtype, authority, confidence) in enumerate(rows):
+        rec = record(f"m{i:02d}", days_old=days, session=f"s{i}", mtype=mtype)
+        rec = rec.model_copy(update={"authority": authority, "confidence": confidence})
+        cands.append(Candidate(rec, similarity, 0.0))
+    # When ranked with no newest-version window
+    ranked = rank_candidates(cands, NOW, head=0)
+    # Then each score is relevance x trust x verified bonus x confidence x recency, as written out
+    for c in ranked:
+        rec = c.record
+        trust = r.TRUST_BASE + r.TRUST_PER_RANK * rec.authority.rank
+        verified = r.VERIFIED_BOOST if rec.verified else 1.0
+        confidence = r.CONFIDENCE_BASE + r.CONFIDENCE_WEIGHT * rec.confidence
+        recency = 1 - r.RECENCY_WEIGHT + r.RECENCY_WEIGHT * r.recency_weight(rec.type, rec.effective_at, NOW)
+        assert c.score == c.relevance * trust * verified * confidence * recency
+    # And the order is by score, then the newer first, then by id
+    keys = [(-c.score, -c.record.effective_at.timestamp(), c.record.id) for c in ranked]
+    assert keys == sorted(keys)
