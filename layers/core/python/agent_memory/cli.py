@@ -394,7 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("verify-audit", help="recompute every tenant's audit hash chain")
     s.add_argument("--tenant")
     s.set_defaults(func=cmd_verify_audit)
+    _add_data_commands(sub)
+    _add_tool_commands(sub)
+    return p
 
+
+def _add_data_commands(sub: Any) -> None:
+    """The commands that change a tenant's data: import, purge, the local system of record."""
     s = sub.add_parser("import", help="import a JSONL file of memories or transcripts (resumable)")
     from agent_memory.local.import_command import add_arguments as import_arguments
 
@@ -418,6 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("pairs", nargs="+", metavar="field=value")
     s.set_defaults(func=cmd_sor_set)
 
+
+def _add_tool_commands(sub: Any) -> None:
+    """Benchmarks, the MCP server for agents, a tenant's policy profile."""
     s = sub.add_parser(
         "bench",
         help="benchmarks (development checkout only): write, retrieve, lifecycle, soak, extraction, ...",
@@ -439,7 +448,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--profile", required=True, choices=["crm", "support", "wealth", "benchmark"])
     s.add_argument("--overrides", help="JSON object of field overrides")
     s.set_defaults(func=cmd_policy)
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:
