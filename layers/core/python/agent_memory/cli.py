@@ -46,8 +46,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_memory.api.identity import local_secret, token_verifier
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.local.discovery import RunningServer, register, unregister
+    from agent_memory.local.serve_command import announce, start_local_workers
     from agent_memory.local.server import LocalApi, make_http_server
-    from agent_memory.local.worker import QueuePoller, ScheduledFunction
 
     settings = _settings()
     if args.port is not None:
@@ -62,44 +62,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     set_container(container)
     api = LocalApi(secret, settings.max_body_bytes, verifier)
     server = make_http_server(api, settings.host, settings.port)
-    poller = QueuePoller(
-        settings.extraction_queue_url or "",
-        endpoint_url=settings.aws_endpoint_url,
-        region=settings.aws_region,
-    )
-    poller.start()
-    # The outbox relay sweep (a minute in AWS): pending extraction messages, stuck sessions.
-    relay = ScheduledFunction("outbox_relay", interval_s=5.0, region=settings.aws_region)
-    relay.start()
     stop = threading.Event()
-
-    def seal_access_events() -> None:  # the local stand-in for the scheduled sealing
-        while not stop.wait(5.0):
-            try:
-                container.access_log.seal_all()
-                for tenant in container.store.tenants():  # records written while the embedder was down
-                    container.lifecycle.reindex_pending(tenant)
-            except Exception as exc:
-                print(f"background upkeep failed: {type(exc).__name__}", file=sys.stderr)
-
-    threading.Thread(target=seal_access_events, name="memory-sealer", daemon=True).start()
-    host, port = server.server_address[:2]
-    host = host.decode() if isinstance(host, bytes) else host
-    print(
-        f"Agent Memory Service on http://{host}:{port}/v1  (docs: http://{host}:{port}/v1/docs)", flush=True
-    )
-    print(f"  data folder: {settings.resolved_data_dir}", flush=True)
-    if settings.jwt_jwks_url:
-        algorithms = settings.jwt_algorithms.replace(",", "/")
-        print(f"  tokens:      {algorithms} from {settings.jwt_issuer} (JWKS), no local tokens", flush=True)
-    else:
-        print(
-            "  a token:     .venv/bin/memory token --tenant acme --sub me --roles agent,reviewer", flush=True
-        )
+    poller, relay = start_local_workers(settings, container, stop)
+    port = announce(settings, server)
     record = register(
         RunningServer(
             pid=os.getpid(),
-            port=int(port),
+            port=port,
             data_dir=str(settings.resolved_data_dir),
             secret_source="MEMORY_JWT_SECRET" if settings.jwt_secret else "data folder",
         )

@@ -1,0 +1,60 @@
+"""What `memory serve` runs beside its HTTP server, and the banner it prints."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from http.server import ThreadingHTTPServer
+from typing import TYPE_CHECKING
+
+from agent_memory.config import Settings
+from agent_memory.local.worker import QueuePoller, ScheduledFunction
+
+if TYPE_CHECKING:
+    from agent_memory.bootstrap import Container
+
+
+def start_local_workers(
+    settings: Settings, container: Container, stop: threading.Event
+) -> tuple[QueuePoller, ScheduledFunction]:
+    """What AWS runs beside the API, started here: the extraction queue's poller, the outbox relay
+    sweep and the access log's sealing; the sealer stops with `stop`. Returns (poller, relay)."""
+    poller = QueuePoller(
+        settings.extraction_queue_url or "",
+        endpoint_url=settings.aws_endpoint_url,
+        region=settings.aws_region,
+    )
+    poller.start()
+    # The outbox relay sweep (a minute in AWS): pending extraction messages, stuck sessions.
+    relay = ScheduledFunction("outbox_relay", interval_s=5.0, region=settings.aws_region)
+    relay.start()
+
+    def seal_access_events() -> None:  # the local stand-in for the scheduled sealing
+        while not stop.wait(5.0):
+            try:
+                container.access_log.seal_all()
+                for tenant in container.store.tenants():  # records written while the embedder was down
+                    container.lifecycle.reindex_pending(tenant)
+            except Exception as exc:
+                print(f"background upkeep failed: {type(exc).__name__}", file=sys.stderr)
+
+    threading.Thread(target=seal_access_events, name="memory-sealer", daemon=True).start()
+    return poller, relay
+
+
+def announce(settings: Settings, server: ThreadingHTTPServer) -> int:
+    """The banner: where the API and its docs are, the data folder, how to get a token. Returns the port."""
+    host, port = server.server_address[:2]
+    host = host.decode() if isinstance(host, bytes) else host
+    print(
+        f"Agent Memory Service on http://{host}:{port}/v1  (docs: http://{host}:{port}/v1/docs)", flush=True
+    )
+    print(f"  data folder: {settings.resolved_data_dir}", flush=True)
+    if settings.jwt_jwks_url:
+        algorithms = settings.jwt_algorithms.replace(",", "/")
+        print(f"  tokens:      {algorithms} from {settings.jwt_issuer} (JWKS), no local tokens", flush=True)
+    else:
+        print(
+            "  a token:     .venv/bin/memory token --tenant acme --sub me --roles agent,reviewer", flush=True
+        )
+    return int(port)
