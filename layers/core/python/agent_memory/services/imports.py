@@ -16,6 +16,7 @@ and the others go ahead; `parse_memories` (the HTTP route) refuses the whole req
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -33,7 +34,7 @@ from agent_memory.domain.records import MemoryWrite, Principal, WriteResult
 from agent_memory.domain.sanitize import MaskedText, mask_identifiers
 from agent_memory.observability import logger
 from agent_memory.ports.extractor import ExtractionFailed, Extractor
-from agent_memory.progress import ProgressFactory
+from agent_memory.progress import ProgressBar, ProgressFactory
 from agent_memory.services.batch_admission import MAX_BATCH
 from agent_memory.services.extraction import ExtractionWorker
 from agent_memory.services.write_gateway import WriteGateway
@@ -179,68 +180,92 @@ def run_import(
 ) -> ImportSummary:
     """Import numbered JSONL lines (see the module); `summary` continues a resumed import."""
     summary = summary or ImportSummary()
-    chunk = max(1, min(chunk, MAX_BATCH))
     bar = progress("import", total=total, unit="line") if progress else None
-    loaded: Extractor | None = None
-    pending: list[tuple[int, MemoryWrite]] = []
-    last = 0
-
-    def flush() -> None:
-        nonlocal pending
-        if not pending:
-            return
-        results = gateway.write_many(principal, [w for _, w in pending], refuse_invalid=True)
-        _count(summary, pending, results)
-        summary.lines = last
-        if on_chunk:
-            on_chunk(last, summary)
-        if bar:
-            bar.set_postfix_str(f"admitted={summary.decisions.get('admitted', 0)} refused={summary.refused}")
-        pending = []
-
+    chunks = _Chunks(gateway, principal, summary, on_chunk, max(1, min(chunk, MAX_BATCH)), bar)
+    load = functools.cache(extractor) if extractor is not None else None  # loaded at the first transcript
     for number, text in lines:
         if bar:
             bar.update(1)
         if not text.strip():
-            last = number
+            chunks.last = number
             continue
         try:
-            if len(text.encode()) > MAX_LINE_BYTES:
-                raise PayloadTooLarge(f"a line holds at most {MAX_LINE_BYTES} bytes", field="line")
-            obj = json.loads(text)
-            if not isinstance(obj, dict):
-                raise InvalidRequest("a line is one JSON object", field="line")
-            if "turns" in obj:
-                if extractor is None:
-                    raise InvalidRequest("transcripts need an extractor", field="turns")
-                loaded = loaded or extractor()
-                writes = transcript_writes(obj, loaded)
-                summary.transcript_lines += 1
-            else:
-                writes = [memory_write(obj, key_basis=text.strip())]
-                summary.memory_lines += 1
+            writes = _line_writes(text, summary, load)
         except json.JSONDecodeError:
             summary.refuse(number, "line")
-            last = number
+            chunks.last = number
             continue
         except DomainError as exc:
             summary.refuse(number, exc.field or exc.code)
-            last = number
+            chunks.last = number
             continue
-        if len(pending) + len(writes) > MAX_BATCH:
-            flush()  # a chunk holds whole lines
-        pending.extend((number, w) for w in writes[:MAX_BATCH])
-        last = number
-        if len(pending) >= chunk:
-            flush()
-    flush()
-    summary.lines = max(summary.lines, last)
+        chunks.add(number, writes)
+    chunks.flush()
+    summary.lines = max(summary.lines, chunks.last)
     if on_chunk:
         on_chunk(summary.lines, summary)
     if bar:
         bar.close()
     logger.info("import finished", extra={k: v for k, v in summary.as_dict().items() if k != "refusals"})
     return summary
+
+
+def _line_writes(
+    text: str, summary: ImportSummary, extractor: Callable[[], Extractor] | None
+) -> list[MemoryWrite]:
+    """The writes of one line: a memory's one, or a transcript's candidates (counted by kind)."""
+    if len(text.encode()) > MAX_LINE_BYTES:
+        raise PayloadTooLarge(f"a line holds at most {MAX_LINE_BYTES} bytes", field="line")
+    obj = json.loads(text)
+    if not isinstance(obj, dict):
+        raise InvalidRequest("a line is one JSON object", field="line")
+    if "turns" in obj:
+        if extractor is None:
+            raise InvalidRequest("transcripts need an extractor", field="turns")
+        writes = transcript_writes(obj, extractor())
+        summary.transcript_lines += 1
+        return writes
+    writes = [memory_write(obj, key_basis=text.strip())]
+    summary.memory_lines += 1
+    return writes
+
+
+@dataclass
+class _Chunks:
+    """The writes waiting for the next transaction, and the last line they (or a refusal) reached."""
+
+    gateway: WriteGateway
+    principal: Principal
+    summary: ImportSummary
+    on_chunk: Callable[[int, ImportSummary], None] | None
+    size: int
+    bar: ProgressBar | None = None
+    pending: list[tuple[int, MemoryWrite]] = field(default_factory=list)
+    last: int = 0
+
+    def add(self, number: int, writes: list[MemoryWrite]) -> None:
+        if len(self.pending) + len(writes) > MAX_BATCH:
+            self.flush()  # a chunk holds whole lines
+        self.pending.extend((number, w) for w in writes[:MAX_BATCH])
+        self.last = number
+        if len(self.pending) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        """One transaction for the pending writes; then the checkpoint hears how far it got."""
+        if not self.pending:
+            return
+        summary = self.summary
+        results = self.gateway.write_many(self.principal, [w for _, w in self.pending], refuse_invalid=True)
+        _count(summary, self.pending, results)
+        summary.lines = self.last
+        if self.on_chunk:
+            self.on_chunk(self.last, summary)
+        if self.bar:
+            self.bar.set_postfix_str(
+                f"admitted={summary.decisions.get('admitted', 0)} refused={summary.refused}"
+            )
+        self.pending = []
 
 
 def _count(
