@@ -72,6 +72,14 @@ class Settings(BaseSettings):
     jwt_clearance_claim: str = "clearance"
     jwt_default_clearance: Literal["public", "internal", "confidential", "restricted"] = "internal"
     jwt_subjects_claim: str = "subjects"
+    # The review console's sign-in at the tenant's IdP (OIDC authorization code with PKCE), served
+    # to the page as /console/config.json; without these the console offers only a pasted token.
+    console_oidc_authorization_endpoint: str | None = None
+    console_oidc_token_endpoint: str | None = None
+    console_oidc_client_id: str | None = None
+    console_oidc_scopes: str = "openid"
+    console_oidc_issuer: str | None = None  # the ID token's iss (default: jwt_issuer)
+    console_oidc_redirect_uri: str | None = None  # default: the console page itself
     max_body_bytes: int = 2_097_152  # transport limit of the local front; each route enforces its own
 
     # Embeddings: the dimension is checked against the database at start.

@@ -6,6 +6,11 @@ secret for whatever roles the caller asks: it exists so a developer can try each
 terminal. It answers only when the server is bound to a loopback address, to a loopback client,
 with a loopback `Host` (a web page elsewhere cannot reach it through DNS rebinding), and never in
 AWS, where the console is static files in a bucket and no such route exists.
+
+The sign-in configuration (`GET /console/config.json`) tells the page where the tenant's identity
+provider signs users in (OIDC authorization code with PKCE); the same document is written into the
+console's bucket in AWS. The policy's `connect-src` names the provider's token endpoint, the one
+other origin the page may call.
 """
 
 from __future__ import annotations
@@ -13,31 +18,54 @@ from __future__ import annotations
 import ipaddress
 import json
 import mimetypes
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from agent_memory.api.identity import issue_token
 from agent_memory.domain.enums import Role, Sensitivity
 
+if TYPE_CHECKING:
+    from agent_memory.config import Settings
+
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 PREFIX = "/console"
 DEV_TOKEN_PATH = "/console/dev/token"
+CONFIG_PATH = "/console/config.json"
 DEV_TOKEN_TTL = timedelta(hours=2)
 
-# No inline script or style anywhere: memory text that reached the DOM as markup could not run.
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'none'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-    ]
-)
+
+def content_security_policy(connect_origins: Sequence[str] = ()) -> str:
+    """The console's policy; `connect_origins` are exact origins the page may also call (the
+    identity provider's token endpoint), never a wildcard."""
+    for origin in connect_origins:
+        if origin != _origin(origin) or "*" in origin:
+            raise ValueError(f"connect-src takes exact origins (scheme://host[:port]), not {origin!r}")
+    connect = " ".join(["'self'", *dict.fromkeys(connect_origins)])
+    # No inline script or style anywhere: memory text that reached the DOM as markup could not run.
+    return "; ".join(
+        [
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            f"connect-src {connect}",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+        ]
+    )
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
+CONTENT_SECURITY_POLICY = content_security_policy()
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
@@ -57,6 +85,75 @@ CONTENT_TYPES = {
 }
 
 Reply = tuple[int, dict[str, str], bytes]
+
+
+@dataclass(frozen=True)
+class ConsoleSignIn:
+    """Where the console signs users in at the tenant's identity provider (all four endpoints and
+    the client id, or nothing: then only a pasted token, or the development sign-in)."""
+
+    authorization_endpoint: str | None = None
+    token_endpoint: str | None = None
+    client_id: str | None = None
+    scopes: str = "openid"
+    issuer: str | None = None
+    redirect_uri: str | None = None
+
+    def __post_init__(self) -> None:
+        required = {
+            "authorization_endpoint": self.authorization_endpoint,
+            "token_endpoint": self.token_endpoint,
+            "client_id": self.client_id,
+        }
+        if any(required.values()) and not all(required.values()):
+            missing = sorted(k for k, v in required.items() if not v)
+            raise ValueError(f"console sign-in needs {', '.join(missing)} too")
+        for name in ("authorization_endpoint", "token_endpoint", "redirect_uri"):
+            url = getattr(self, name)
+            if url and not _acceptable_endpoint(url):
+                raise ValueError(f"console_oidc_{name}: an https URL (http only on loopback)")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ConsoleSignIn:
+        return cls(
+            authorization_endpoint=settings.console_oidc_authorization_endpoint,
+            token_endpoint=settings.console_oidc_token_endpoint,
+            client_id=settings.console_oidc_client_id,
+            scopes=settings.console_oidc_scopes,
+            issuer=settings.console_oidc_issuer or settings.jwt_issuer,
+            redirect_uri=settings.console_oidc_redirect_uri,
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.authorization_endpoint)
+
+    def connect_origins(self) -> list[str]:
+        """The origins the page calls besides its own: the token endpoint's."""
+        return [_origin(self.token_endpoint)] if self.token_endpoint else []
+
+    def document(self) -> dict[str, Any]:
+        """The page's /console/config.json."""
+        if not self.enabled:
+            return {"oidc": None}
+        oidc = {
+            "authorization_endpoint": self.authorization_endpoint,
+            "token_endpoint": self.token_endpoint,
+            "client_id": self.client_id,
+            "scopes": self.scopes,
+        }
+        if self.issuer:
+            oidc["issuer"] = self.issuer
+        if self.redirect_uri:
+            oidc["redirect_uri"] = self.redirect_uri
+        return {"oidc": oidc}
+
+
+def _acceptable_endpoint(url: str) -> bool:
+    parts = urlsplit(url)
+    if not parts.netloc or parts.fragment:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname or ""))
 
 
 def is_loopback(host: str) -> bool:
@@ -80,10 +177,28 @@ def _host_name(host_header: str) -> str:
 class ConsoleSite:
     """The console's routes on the local front (`None` for any path outside /console)."""
 
-    def __init__(self, jwt_secret: str, *, dev_tokens: bool, static_dir: Path = STATIC_DIR) -> None:
+    def __init__(
+        self,
+        jwt_secret: str,
+        *,
+        dev_tokens: bool,
+        static_dir: Path = STATIC_DIR,
+        sign_in: ConsoleSignIn | None = None,
+    ) -> None:
+        """`sign_in`: the identity provider sign-in; by default from the MEMORY_CONSOLE_OIDC_*
+        settings in the environment, as `memory serve` reads every setting."""
+        if sign_in is None:
+            from agent_memory.config import Settings
+
+            sign_in = ConsoleSignIn.from_settings(Settings())
         self.jwt_secret = jwt_secret
         self.dev_tokens = dev_tokens
         self.static_dir = static_dir.resolve()
+        self.sign_in = sign_in
+        self.headers = {
+            **SECURITY_HEADERS,
+            "Content-Security-Policy": content_security_policy(sign_in.connect_origins()),
+        }
 
     def handle(
         self, method: str, path: str, headers: dict[str, str], body: bytes, *, client: str
@@ -92,15 +207,25 @@ class ConsoleSite:
         if path != PREFIX and not path.startswith(PREFIX + "/"):
             return None
         if path == PREFIX:
-            return 308, {**SECURITY_HEADERS, "Location": PREFIX + "/"}, b""
+            return 308, {**self.headers, "Location": PREFIX + "/"}, b""
         if path == DEV_TOKEN_PATH:
-            return self._dev_token(method, headers, body, client)
+            return self._with_policy(self._dev_token(method, headers, body, client))
         if method not in ("GET", "HEAD"):
-            return _json(405, _error("invalid_request", f"method {method} not allowed; use GET"))
-        reply = self._static(path[len(PREFIX) + 1 :] or "index.html")
+            return self._with_policy(
+                _json(405, _error("invalid_request", f"method {method} not allowed; use GET"))
+            )
+        if path == CONFIG_PATH:
+            reply = _json(200, self.sign_in.document())
+        else:
+            reply = self._static(path[len(PREFIX) + 1 :] or "index.html")
+        reply = self._with_policy(reply)
         if method == "HEAD":
             return reply[0], reply[1], b""
         return reply
+
+    def _with_policy(self, reply: Reply) -> Reply:
+        status, headers, body = reply
+        return status, {**headers, **self.headers, "Content-Type": headers["Content-Type"]}, body
 
     def _static(self, relative: str) -> Reply:
         target = (self.static_dir / relative).resolve()

@@ -64,7 +64,8 @@ function signIn(message) {
   replace(who);
   const pasted = el("textarea", { name: "token", rows: "3", required: true, autocomplete: "off", spellcheck: "false" });
   const status = statusRegion();
-  if (message) showError(status, new Error(message));
+  const refused = tokens.takeSignInProblem();
+  if (message || refused) showError(status, new Error(message || refused));
   const pasteForm = el("form", { "aria-labelledby": "paste-heading" },
     field("Bearer token", pasted, "A JWT for this service (for example from `memory token`)."),
     el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Sign in")));
@@ -79,9 +80,13 @@ function signIn(message) {
     }
   });
   const devSlot = el("div", { id: "dev-sign-in" });
+  const idp = el("button", { type: "button", class: "primary", id: "idp-sign-in", on: { click: () => {
+    tokens.identityProviderSignIn().catch((error) => showError(status, error));
+  } } }, "Sign in with your organization");
   replace(main,
     el("h1", { id: "screen-title", tabindex: "-1" }, "Sign in"),
     status,
+    tokens.identityProviderSignInAvailable() && el("section", { class: "panel" }, el("h2", {}, "Your organization"), el("div", { class: "actions" }, idp)),
     el("section", { class: "panel" }, el("h2", { id: "paste-heading" }, "Paste a token"), pasteForm),
     devSlot);
   tokens.developmentSignInAvailable().then((available) => {

@@ -1,13 +1,20 @@
-// Where the console's bearer token comes from: the ONE module to replace when sign-in moves to the
-// tenant's identity provider (OIDC authorization code with PKCE). Everything else asks this module
-// for token() and claims() only.
+// Where the console's bearer token comes from. Everything else asks this module for token() and
+// claims() only.
 //
-// Today a token is pasted, or (local development only) minted by the `memory serve` development
-// endpoint. It lives in memory and in sessionStorage (gone when the tab closes), never in
-// local storage or a cookie.
+// In production the user signs in at the tenant's identity provider: OpenID Connect authorization
+// code with PKCE (S256), configured by /console/config.json (`memory serve` writes it from its
+// settings, the stack into the console's bucket). The round trip keeps its state, nonce and code
+// verifier in sessionStorage and drops them once the answer is back; the answer is refused unless
+// its state is the one this tab sent, and the ID token unless it carries the nonce. Locally a
+// token can still be pasted, or minted by the `memory serve` development endpoint.
+//
+// Tokens live in memory and in sessionStorage (gone when the tab closes), never in local storage
+// or a cookie. Signing out forgets every key this module stored.
 
 const STORAGE_KEY = "agent-memory-console.token";
+const PENDING_KEY = "agent-memory-console.sign-in"; // {state, nonce, verifier, redirectUri, hash}
 const DEV_TOKEN_URL = "dev/token"; // relative to /console/: absent wherever the console is static files
+const CONFIG_URL = "config.json";
 
 let current = readStored();
 
@@ -38,12 +45,16 @@ export function useToken(value) {
   }
 }
 
+/** Forget the token and any sign-in under way, in memory and in sessionStorage. */
 export function signOut() {
   current = null;
-  try {
-    sessionStorage.removeItem(STORAGE_KEY);
-  } catch {
-    /* nothing stored */
+  problem = null;
+  for (const key of [STORAGE_KEY, PENDING_KEY]) {
+    try {
+      sessionStorage.removeItem(key);
+    } catch {
+      /* nothing stored */
+    }
   }
 }
 
@@ -103,3 +114,169 @@ export async function developmentSignIn({ tenant, sub, roles, clearance }) {
   }
   useToken(body.token);
 }
+
+// ---- Sign-in at the tenant's identity provider (OIDC authorization code + PKCE) ----
+
+let problem = null; // why the last answer from the identity provider was refused
+
+async function loadConfig() {
+  try {
+    const r = await fetch(CONFIG_URL, { headers: { Accept: "application/json" }, cache: "no-store" });
+    if (!r.ok) return null;
+    const body = await r.json();
+    const oidc = body && body.oidc;
+    if (!oidc || !oidc.authorization_endpoint || !oidc.token_endpoint || !oidc.client_id) return null;
+    return oidc;
+  } catch {
+    return null; // no configuration: paste a token (or the development sign-in)
+  }
+}
+
+function base64url(bytes) {
+  let text = "";
+  for (const b of bytes) text += String.fromCharCode(b);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function randomString() {
+  return base64url(crypto.getRandomValues(new Uint8Array(32))); // 256 bits, 43 characters
+}
+
+async function s256(verifier) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  return base64url(new Uint8Array(digest));
+}
+
+function redirectUri(oidc) {
+  return oidc.redirect_uri || `${location.origin}${location.pathname}`;
+}
+
+/** Whether this console signs in at an identity provider (configured in config.json). */
+export function identityProviderSignInAvailable() {
+  return Boolean(oidc);
+}
+
+/** Why the identity provider's last answer was refused (once), or null. */
+export function takeSignInProblem() {
+  const p = problem;
+  problem = null;
+  return p;
+}
+
+/** Leave for the identity provider's sign-in page; it sends the browser back with a code. */
+export async function identityProviderSignIn() {
+  if (!oidc) throw new Error("No identity provider is configured for this console.");
+  const pending = {
+    state: randomString(),
+    nonce: randomString(),
+    verifier: randomString(),
+    redirectUri: redirectUri(oidc),
+    hash: location.hash,
+  };
+  try {
+    sessionStorage.setItem(PENDING_KEY, JSON.stringify(pending));
+  } catch {
+    throw new Error("This browser does not keep session storage, which the sign-in needs for its round trip.");
+  }
+  const url = new URL(oidc.authorization_endpoint);
+  const params = {
+    response_type: "code",
+    client_id: oidc.client_id,
+    redirect_uri: pending.redirectUri,
+    scope: oidc.scopes || "openid",
+    state: pending.state,
+    nonce: pending.nonce,
+    code_challenge: await s256(pending.verifier),
+    code_challenge_method: "S256",
+  };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  location.assign(url.toString());
+}
+
+function takePending() {
+  try {
+    const raw = sessionStorage.getItem(PENDING_KEY);
+    sessionStorage.removeItem(PENDING_KEY); // one answer per sign-in, whatever it is
+    const pending = raw ? JSON.parse(raw) : null;
+    return pending && typeof pending === "object" ? pending : null;
+  } catch {
+    return null;
+  }
+}
+
+function idTokenProblem(idToken, pending) {
+  // The ID token came straight from the token endpoint over TLS, so its claims are read without
+  // checking its signature (OpenID Connect Core 3.1.3.7); the API verifies the access token.
+  const c = decodeClaims(idToken);
+  if (!c) return "its ID token is not a token";
+  if (c.nonce !== pending.nonce) return "its ID token does not carry this sign-in's nonce";
+  if (oidc.issuer && c.iss !== oidc.issuer) return "its ID token is from another issuer";
+  const audiences = Array.isArray(c.aud) ? c.aud : [c.aud];
+  if (!audiences.includes(oidc.client_id)) return "its ID token is for another client";
+  return null;
+}
+
+async function redeem(code, pending) {
+  let r;
+  try {
+    r = await fetch(oidc.token_endpoint, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: pending.redirectUri,
+        client_id: oidc.client_id,
+        code_verifier: pending.verifier,
+      }),
+      credentials: "omit",
+      cache: "no-store",
+    });
+  } catch {
+    return "the identity provider's token endpoint could not be reached";
+  }
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok || typeof body.access_token !== "string") {
+    return `the identity provider issued no token (${body.error || r.status})`;
+  }
+  if (String(oidc.scopes || "openid").split(/\s+/).includes("openid")) {
+    const why = idTokenProblem(body.id_token, pending);
+    if (why) return why;
+  }
+  try {
+    useToken(body.access_token);
+  } catch {
+    return "the identity provider's access token is not a JWT";
+  }
+  return null;
+}
+
+/** The identity provider's answer in this page's address (?code&state or ?error), if any. */
+async function completeSignIn() {
+  const params = new URLSearchParams(location.search);
+  if (!params.has("code") && !params.has("error") && !params.has("state")) return;
+  const pending = takePending();
+  // The code leaves the address bar (and the history) whatever happens next.
+  history.replaceState(null, "", `${location.pathname}${(pending && pending.hash) || location.hash}`);
+  let why;
+  if (!oidc) why = "this console has no identity provider configured";
+  else if (!pending || params.get("state") !== pending.state) {
+    why = "the answer does not belong to a sign-in started in this tab (state)";
+  } else if (params.has("error")) why = `the identity provider refused (${params.get("error")})`;
+  else if (!params.get("code")) why = "the answer carries no code";
+  else why = await redeem(params.get("code"), pending);
+  if (why) {
+    problem = `Sign-in refused: ${why}. Sign in again.`;
+    current = null;
+    try {
+      sessionStorage.removeItem(STORAGE_KEY);
+    } catch {
+      /* memory only */
+    }
+  }
+}
+
+// Before the shell routes (this module's evaluation is awaited by every importer): the
+// configuration, then the identity provider's answer when the page is its redirect.
+const oidc = await loadConfig();
+await completeSignIn();
