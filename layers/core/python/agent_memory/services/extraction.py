@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from agent_memory.domain.enums import Decision, EventType, Role
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, CandidateMemory, Transcript
+from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, CandidateMemory, ExtractionResult, Transcript
 from agent_memory.domain.hashing import text_hash
 from agent_memory.domain.records import MemoryWrite, Principal, Source
 from agent_memory.observability import logger
@@ -29,6 +29,16 @@ from agent_memory.ports.extractor import ExtractionFailed, Extractor
 from agent_memory.ports.messaging import ObjectMissing, ObjectStore, ObjectTooLarge
 from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.write_gateway import WriteGateway
+
+_OUTCOME_KEYS = (
+    "admitted",
+    "pending_approval",
+    "contested",
+    "quarantined",
+    "rejected",
+    "duplicate",
+    "not_stored",
+)
 
 
 class PermanentFailure(Exception):
@@ -117,68 +127,21 @@ class ExtractionWorker:
             s.update_session(session_id, status="failed", failure_reason=reason[:500])
 
     def _extract_and_write(self, tenant_id: str, session_id: str, row: dict[str, Any]) -> dict[str, Any]:
-        if self.objects is None:
-            raise RuntimeError("object store not configured")
-        try:
-            raw = self.objects.get_json(row["transcript_key"], max_bytes=MAX_TRANSCRIPT_BYTES + 65_536)
-        except ObjectTooLarge as exc:
-            raise PermanentFailure(f"transcript too large: {exc}") from exc
-        except ObjectMissing as exc:
-            raise PermanentFailure("transcript object missing (expired or erased)") from exc
-        try:
-            transcript = Transcript.model_validate(raw)
-        except ValueError as exc:
-            raise PermanentFailure("stored transcript is malformed") from exc
+        transcript = self._transcript(row)
         try:
             result = self.extractor.extract(transcript)
         except ExtractionFailed as exc:
             raise PermanentFailure(f"extractor output rejected: {exc}") from exc
-
         principal = Principal(
             sub=f"extractor:{self.extractor.name}", tenant_id=tenant_id, roles=frozenset({Role.AGENT})
         )
-        counts: Counter[str] = Counter()
-        memory_ids: list[str] = []
-        candidates = list(result.candidates) + ([result.summary] if result.summary else [])
-        writes: list[MemoryWrite] = []
-        written: list[int] = []  # the candidate index of each write
-        invalid: list[tuple[int, str]] = []  # (candidate index, the field that refused it)
-        for index, cand in enumerate(candidates):
-            try:
-                writes.append(self._to_write(transcript, row, cand, index))
-                written.append(index)
-            except ValidationError as exc:
-                field = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "candidate"
-                if field.split(".")[0] in _FROM_THE_SESSION:  # every candidate would fail alike
-                    raise PermanentFailure(f"session cannot be stored: {field}") from exc
-                invalid.append((index, _field_name(field)))  # one unusable candidate never fails the others
-        for index, decision in zip(
-            written, self.gateway.write_many(principal, writes, refuse_invalid=True), strict=True
-        ):
-            if decision.refused is not None:
-                invalid.append((index, _field_name(decision.refused)))
-                continue
-            counts[decision.decision.value] += 1
-            if decision.memory is not None and decision.decision is not Decision.REJECTED:
-                memory_ids.append(decision.memory.id)
-        invalid.sort()
+        counts, memory_ids, invalid = self._admit(principal, transcript, row, result)
         if invalid:  # field names only: never the candidate's text
             logger.warning(
                 "candidates refused", extra={"session_id": session_id, "fields": [f for _, f in invalid]}
             )
         counts["not_stored"] = len(result.skipped) + len(invalid)
-        outcome = {
-            k: counts.get(k, 0)
-            for k in (
-                "admitted",
-                "pending_approval",
-                "contested",
-                "quarantined",
-                "rejected",
-                "duplicate",
-                "not_stored",
-            )
-        }
+        outcome = {k: counts.get(k, 0) for k in _OUTCOME_KEYS}
         with self.store.tenant(tenant_id) as s:
             # SQS may hand the same message to two workers at once: the one that finishes second
             # must not record the outcome (and its audit events, which no key deduplicates) again.
@@ -209,6 +172,53 @@ class ExtractionWorker:
             )
         logger.info("session processed", extra={"session_id": session_id, **outcome})
         return {"status": "processed", **outcome}
+
+    def _transcript(self, row: dict[str, Any]) -> Transcript:
+        """The session's stored transcript; missing, too large or malformed is a permanent failure."""
+        if self.objects is None:
+            raise RuntimeError("object store not configured")
+        try:
+            raw = self.objects.get_json(row["transcript_key"], max_bytes=MAX_TRANSCRIPT_BYTES + 65_536)
+        except ObjectTooLarge as exc:
+            raise PermanentFailure(f"transcript too large: {exc}") from exc
+        except ObjectMissing as exc:
+            raise PermanentFailure("transcript object missing (expired or erased)") from exc
+        try:
+            return Transcript.model_validate(raw)
+        except ValueError as exc:
+            raise PermanentFailure("stored transcript is malformed") from exc
+
+    def _admit(
+        self, principal: Principal, transcript: Transcript, row: dict[str, Any], result: ExtractionResult
+    ) -> tuple[Counter[str], list[str], list[tuple[int, str]]]:
+        """Every candidate through the gateway in one batch: the decisions counted, the ids of the
+        records written, and (candidate index, field) for each candidate refused."""
+        counts: Counter[str] = Counter()
+        memory_ids: list[str] = []
+        candidates = list(result.candidates) + ([result.summary] if result.summary else [])
+        writes: list[MemoryWrite] = []
+        written: list[int] = []  # the candidate index of each write
+        invalid: list[tuple[int, str]] = []  # (candidate index, the field that refused it)
+        for index, cand in enumerate(candidates):
+            try:
+                writes.append(self._to_write(transcript, row, cand, index))
+                written.append(index)
+            except ValidationError as exc:
+                field = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "candidate"
+                if field.split(".")[0] in _FROM_THE_SESSION:  # every candidate would fail alike
+                    raise PermanentFailure(f"session cannot be stored: {field}") from exc
+                invalid.append((index, _field_name(field)))  # one unusable candidate never fails the others
+        for index, decision in zip(
+            written, self.gateway.write_many(principal, writes, refuse_invalid=True), strict=True
+        ):
+            if decision.refused is not None:
+                invalid.append((index, _field_name(decision.refused)))
+                continue
+            counts[decision.decision.value] += 1
+            if decision.memory is not None and decision.decision is not Decision.REJECTED:
+                memory_ids.append(decision.memory.id)
+        invalid.sort()
+        return counts, memory_ids, invalid
 
     @staticmethod
     def _to_write(
