@@ -107,9 +107,21 @@ class SpeakerRules:
     """The sentence rules of each speaker (a base of the rules extractor)."""
 
     def _customer(self, s: Sentence, session: _Session) -> _Proposal | _Skip:
+        """A customer's sentence, through the rules in order: what is not worth storing, then what
+        the customer asks for or states, then what they report; the first rule that applies decides."""
         text = s.text
         words = _words(text)
         question = _is_question(text)
+        return (
+            self._customer_noise(s, session, words)
+            or self._customer_claims(s, session, words, question)
+            or self._customer_reports(s, session, words, question)
+            or _Skip(s, self._fallback_reason(s, customer=True))
+        )
+
+    def _customer_noise(self, s: Sentence, session: _Session, words: int) -> _Skip | None:
+        """Sign-offs, thanks, venting, refusals to say, and what the system of record owns."""
+        text = s.text
         if s.last_block and ("\n" in text or (words <= 6 and not re.search(r"[.!?]$", text))):
             return _Skip(s, "sign_off")
         if _THANKS.search(text) and words <= 6:
@@ -120,7 +132,6 @@ class SpeakerRules:
             return _Skip(s, "declined_to_state")
         if _NO_PREFERENCE.search(text):
             return _Skip(s, "no_explicit_preference")
-        has_identifier = bool(identifier_kinds(text))
         if _PROBLEM.search(text):
             session.problem_seen = True
 
@@ -132,6 +143,13 @@ class SpeakerRules:
         ):
             return _Skip(s, "owned_by_system_of_record")
 
+        return None
+
+    def _customer_claims(
+        self, s: Sentence, session: _Session, words: int, question: bool
+    ) -> _Proposal | _Skip | None:
+        """Billing incidents, commercial requests, identifiers, preferences, plans and confirmed fixes."""
+        text = s.text
         if _BILLING_INCIDENT.search(text) and not question:
             return _Proposal(
                 s,
@@ -145,7 +163,7 @@ class SpeakerRules:
         if commercial is not None:
             return commercial
 
-        if has_identifier:
+        if identifier_kinds(text):
             if _PROBLEM.search(text) and not question:
                 return _Proposal(
                     s,
@@ -186,6 +204,13 @@ class SpeakerRules:
                 value={"outcome_confirmed": True},
             )
 
+        return None
+
+    def _customer_reports(
+        self, s: Sentence, session: _Session, words: int, question: bool
+    ) -> _Proposal | _Skip | None:
+        """Problems, facts, corrections of a value just stated, events and casual sentiment."""
+        text = s.text
         if not question and _PAST_CONTEXT.search(text):
             return _Skip(s, "context_only")
 
@@ -240,7 +265,7 @@ class SpeakerRules:
                 "customer expressed casual sentiment",
             )
 
-        return _Skip(s, self._fallback_reason(s, customer=True))
+        return None
 
     def _agent(self, s: Sentence, session: _Session) -> _Proposal | _Skip:
         text = s.text
