@@ -249,27 +249,13 @@ class LearnedExtractor(RulesExtractor):
         return bool(screen_for_instructions(s.text).flagged or _EXTRA_INJECTION.search(s.text))
 
     def _decide(self, s: Sentence, label: str, confidence: float, session: _Session) -> _Proposal | _Skip:
-        customer = s.speaker is Speaker.CUSTOMER
+        """The model's label turned into a proposal, under the deterministic rules: commercial terms
+        held for approval, the agent's own commitments, and the rules' not-worth-storing checks."""
         kind, _, slot = label.partition("|")
         basis = f"learned statement classifier ({label}, calibrated p={confidence:.2f})"
-        # Commercial terms are held for approval whoever states them: the rules' detector or the model.
-        ruled = self._commercial(s, session, customer=customer)
-        if slot.startswith("contract.") or ruled is not None:
-            if ruled is not None and slot.startswith("contract."):
-                ruled.slot = slot
-            proposal = ruled or _Proposal(
-                s,
-                MemoryType.FACT,
-                Authority.CUSTOMER_CLAIM,
-                confidence,
-                "",
-                category=FactCategory.CONTRACT_COMMERCIAL.value,
-                slot=slot,
-                value={"stated_by": s.speaker.value},
-            )
-            proposal.basis = basis + "; commercial term: needs human approval"
-            proposal.confidence = max(confidence, proposal.confidence) if ruled else confidence
-            return proposal
+        commercial = self._commercial_term(s, slot, confidence, basis, session)
+        if commercial is not None:
+            return commercial
         if (
             s.speaker is Speaker.AGENT
             and kind not in ("commitment", "observation")
@@ -281,8 +267,39 @@ class LearnedExtractor(RulesExtractor):
             basis = "agent stated commitment (the rules' pattern)"
         elif label == "none":
             return _Skip(s, "not_memorable")
+        skip = self._not_stored(s, kind, confidence)
+        if skip is not None:
+            return skip
+        return self._proposal(s, kind, slot, confidence, basis, session)
+
+    def _commercial_term(
+        self, s: Sentence, slot: str, confidence: float, basis: str, session: _Session
+    ) -> _Proposal | None:
+        """Commercial terms are held for approval whoever states them: the rules' detector or the model."""
+        ruled = self._commercial(s, session, customer=s.speaker is Speaker.CUSTOMER)
+        if not slot.startswith("contract.") and ruled is None:
+            return None
+        if ruled is not None and slot.startswith("contract."):
+            ruled.slot = slot
+        proposal = ruled or _Proposal(
+            s,
+            MemoryType.FACT,
+            Authority.CUSTOMER_CLAIM,
+            confidence,
+            "",
+            category=FactCategory.CONTRACT_COMMERCIAL.value,
+            slot=slot,
+            value={"stated_by": s.speaker.value},
+        )
+        proposal.basis = basis + "; commercial term: needs human approval"
+        proposal.confidence = max(confidence, proposal.confidence) if ruled else confidence
+        return proposal
+
+    def _not_stored(self, s: Sentence, kind: str, confidence: float) -> _Skip | None:
+        """Below the confidence threshold, or what the rules never store whatever the label."""
         if confidence < self.min_confidence:
             return _Skip(s, "low_confidence")
+        customer = s.speaker is Speaker.CUSTOMER
         if customer:
             # The rules' not-worth-storing lexicons: a refusal, no preference, venting, a bare thanks.
             refusal = _not_worth_storing(s.text)
@@ -292,9 +309,14 @@ class LearnedExtractor(RulesExtractor):
                 return _Skip(s, "customer_question")  # asking is not stating (a request may be a preference)
         if customer and (_SOR_PLAN.search(s.text) or _SOR_SEATS.search(s.text)) and kind != "episode":
             return _Skip(s, "owned_by_system_of_record")
-        has_identifier = bool(identifier_kinds(s.text))
-        if has_identifier and kind != "episode":
+        if identifier_kinds(s.text) and kind != "episode":
             return _Skip(s, "sensitive_identifier_only")
+        return None
+
+    def _proposal(
+        self, s: Sentence, kind: str, slot: str, confidence: float, basis: str, session: _Session
+    ) -> _Proposal | _Skip:
+        """The proposal for a label's kind (its type, authority, category and value)."""
         if kind == "preference":
             return _Proposal(
                 s,
@@ -307,25 +329,7 @@ class LearnedExtractor(RulesExtractor):
                 value=self._preference_value(s.text, slot),
             )
         if kind == "fact":
-            category = {
-                "stakeholder": FactCategory.STAKEHOLDER,
-                "tech": FactCategory.TECHNICAL_ENVIRONMENT,
-                "profile": FactCategory.ACCOUNT_PROFILE,
-            }[slot.split(".")[0]].value
-            value: dict[str, Any] = {}
-            if category == FactCategory.STAKEHOLDER.value:
-                person = _PERSON.search(s.text)
-                value = {"value": person.group(1) if person else "the speaker", "role": slot.split(".")[1]}
-            return _Proposal(
-                s,
-                MemoryType.FACT,
-                Authority.CUSTOMER_CONFIRMED,
-                confidence,
-                basis,
-                category=category,
-                slot=slot,
-                value=value,
-            )
+            return self._fact_proposal(s, slot, confidence, basis)
         if kind == "commitment":
             due = _DUE.search(s.text)
             return _Proposal(
@@ -356,6 +360,27 @@ class LearnedExtractor(RulesExtractor):
         if kind == "sentiment":
             return _Proposal(s, MemoryType.SENTIMENT, Authority.CUSTOMER_CONFIRMED, confidence, basis)
         return _Skip(s, "not_memorable")
+
+    def _fact_proposal(self, s: Sentence, slot: str, confidence: float, basis: str) -> _Proposal:
+        category = {
+            "stakeholder": FactCategory.STAKEHOLDER,
+            "tech": FactCategory.TECHNICAL_ENVIRONMENT,
+            "profile": FactCategory.ACCOUNT_PROFILE,
+        }[slot.split(".")[0]].value
+        value: dict[str, Any] = {}
+        if category == FactCategory.STAKEHOLDER.value:
+            person = _PERSON.search(s.text)
+            value = {"value": person.group(1) if person else "the speaker", "role": slot.split(".")[1]}
+        return _Proposal(
+            s,
+            MemoryType.FACT,
+            Authority.CUSTOMER_CONFIRMED,
+            confidence,
+            basis,
+            category=category,
+            slot=slot,
+            value=value,
+        )
 
     def _likeliest_contract_label(self, s: Sentence) -> str:
         vector = self.sentence_embedder.embed([s.text])
