@@ -72,6 +72,15 @@ class DeploymentConfig:
     jwt_role_map: str = ""  # JSON object: the IdP's role names -> this service's roles
     jwt_clearance_claim: str = "clearance"
     jwt_default_clearance: str = "internal"
+    # The review console's user sign-in at the tenant's IdP (OIDC authorization code with PKCE):
+    # the three together or none (then the console takes a pasted token). The issuer checked in
+    # the ID token defaults to jwtIssuer; the redirect URI to the console's own URL.
+    console_oidc_authorization_endpoint: str = ""
+    console_oidc_token_endpoint: str = ""
+    console_oidc_client_id: str = ""
+    console_oidc_scopes: str = "openid"
+    console_oidc_issuer: str = ""
+    console_oidc_redirect_uri: str = ""
     # Observability.
     log_retention_days: int = 30
     powertools_log_level: str = "INFO"
@@ -119,6 +128,27 @@ class DeploymentConfig:
         if self.embedder == "openai" and self.embedding_dim < 1:
             raise ValueError("embeddingDim must be positive")
         self._validate_identity()
+        self._validate_console_sign_in()
+
+    def _validate_console_sign_in(self) -> None:
+        console = (
+            self.console_oidc_authorization_endpoint,
+            self.console_oidc_token_endpoint,
+            self.console_oidc_client_id,
+        )
+        if any(console) and not all(console):
+            raise ValueError(
+                "the console's sign-in needs consoleOidcAuthorizationEndpoint, "
+                "consoleOidcTokenEndpoint and consoleOidcClientId together"
+            )
+        for name in (
+            "console_oidc_authorization_endpoint",
+            "console_oidc_token_endpoint",
+            "console_oidc_redirect_uri",
+        ):
+            value = getattr(self, name)
+            if value and not value.startswith("https://"):
+                raise ValueError(f"{_camel(name)} must be https")
 
     def _validate_identity(self) -> None:
         external = (self.jwt_issuer, self.jwt_jwks_url, self.jwt_audience)

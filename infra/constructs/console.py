@@ -7,6 +7,10 @@ static files are cached at the edge instead of invoking a Lambda per asset; and 
 headers are set once by a response headers policy for every file. Serving the files from the
 API's stage would need an S3 proxy integration with its own role per route and give up none of
 that complexity.
+
+The page's sign-in configuration (`console/config.json`: the tenant's IdP endpoints and client id,
+or none) is written into the bucket with the files, and the policy's `connect-src` names the
+IdP's token endpoint, the one other origin the page calls.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3_deployment
 
-from agent_memory.console.site import CONTENT_SECURITY_POLICY, PREFIX, STATIC_DIR
+from agent_memory.console.site import (
+    CONFIG_PATH,
+    PREFIX,
+    STATIC_DIR,
+    ConsoleSignIn,
+    content_security_policy,
+)
 from constructs import Construct
 from infra.config import DeploymentConfig
 from infra.nag import ack, logical_id
@@ -39,12 +49,22 @@ INDEX_REWRITE = f"""function handler(event) {{
 
 
 class Console(Construct):
-    """Exposes `bucket`, `distribution`, `headers` (the response headers policy) and `url`."""
+    """Exposes `bucket`, `distribution`, `headers` (the response headers policy), `url`,
+    `sign_in` and `content_security_policy`."""
 
     def __init__(
         self, scope: Construct, construct_id: str, *, config: DeploymentConfig, rest_api: apigw.RestApi
     ) -> None:
         super().__init__(scope, construct_id)
+        self.sign_in = ConsoleSignIn(
+            authorization_endpoint=config.console_oidc_authorization_endpoint or None,
+            token_endpoint=config.console_oidc_token_endpoint or None,
+            client_id=config.console_oidc_client_id or None,
+            scopes=config.console_oidc_scopes or "openid",
+            issuer=config.console_oidc_issuer or config.jwt_issuer or None,
+            redirect_uri=config.console_oidc_redirect_uri or None,
+        )
+        self.content_security_policy = content_security_policy(self.sign_in.connect_origins())
         self.bucket = s3.Bucket(
             self,
             "Files",
@@ -61,7 +81,7 @@ class Console(Construct):
             comment="Review console: strict CSP, no framing, no sniffing, no referrer",
             security_headers_behavior=cloudfront.ResponseSecurityHeadersBehavior(
                 content_security_policy=cloudfront.ResponseHeadersContentSecurityPolicy(
-                    content_security_policy=CONTENT_SECURITY_POLICY, override=True
+                    content_security_policy=self.content_security_policy, override=True
                 ),
                 content_type_options=cloudfront.ResponseHeadersContentTypeOptions(override=True),
                 frame_options=cloudfront.ResponseHeadersFrameOptions(
@@ -121,19 +141,30 @@ class Console(Construct):
             http_version=cloudfront.HttpVersion.HTTP2_AND_3,
             price_class=cloudfront.PriceClass.PRICE_CLASS_100,
         )
+        self.url = f"https://{self.distribution.distribution_domain_name}{PREFIX}/"
         self.deployment = s3_deployment.BucketDeployment(
             self,
             "Deploy",
-            sources=[s3_deployment.Source.asset(str(STATIC_DIR))],
+            sources=[
+                s3_deployment.Source.asset(str(STATIC_DIR)),
+                s3_deployment.Source.json_data(CONFIG_PATH[len(PREFIX) + 1 :], self._page_config()),
+            ],
             destination_bucket=self.bucket,
             destination_key_prefix=PREFIX.lstrip("/") + "/",
             distribution=self.distribution,
             distribution_paths=[f"{PREFIX}/*"],
             memory_limit=256,
         )
-        self.url = f"https://{self.distribution.distribution_domain_name}{PREFIX}/"
         self._trace_deployment_handler()
         self._acknowledge()
+
+    def _page_config(self) -> dict[str, object]:
+        """The page's config.json, as `memory serve` answers it; the redirect URI is the
+        console's own URL unless one is configured (register it at the IdP)."""
+        document = self.sign_in.document()
+        if document["oidc"] is not None and "redirect_uri" not in document["oidc"]:
+            document["oidc"]["redirect_uri"] = self.url
+        return document
 
     def _deployment_handlers(self) -> list[lambda_.Function]:
         """The deployment's singleton handler, which the CDK library puts at stack level."""

@@ -1,14 +1,19 @@
 """The review console's deployment: private bucket, CloudFront with the console's policy header,
-the API on the same origin, and the package's static files as the deployed asset."""
+the API on the same origin, the package's static files as the deployed asset, and the page's
+sign-in configuration (the tenant's IdP, or none) written beside them."""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aws_cdk.assertions import Match
 
 from agent_memory.console.site import CONTENT_SECURITY_POLICY, STATIC_DIR
+from conftest import TEST_CONTEXT, Synthesized, _violations
 
 pytestmark = pytest.mark.infra
 
@@ -85,3 +90,112 @@ def test_the_deployed_files_are_the_packages_static_folder(synthesized: Any) -> 
 
 def test_the_stack_outputs_the_console_url(synthesized: Any) -> None:
     assert "ConsoleUrl" in synthesized.raw["Outputs"]
+
+
+# ---- the page's sign-in configuration ----
+
+IDP = "https://login.example.com/acme"
+OIDC_CONTEXT = {
+    **TEST_CONTEXT,
+    "jwtIssuer": IDP,
+    "jwtJwksUrl": f"{IDP}/keys",
+    "jwtAudience": "agent-memory-api",
+    "consoleOidcAuthorizationEndpoint": f"{IDP}/oauth2/authorize",
+    "consoleOidcTokenEndpoint": "https://tokens.example.com/acme/oauth2/token",
+    "consoleOidcClientId": "review-console",
+    "consoleOidcScopes": "openid profile",
+}
+
+
+@pytest.fixture(scope="module")
+def with_sign_in(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    from aws_cdk.assertions import Template
+    from infra.app import build_app
+
+    outdir = tmp_path_factory.mktemp("cdk.out.console-oidc")
+    app, stack = build_app(OIDC_CONTEXT, outdir=str(outdir))
+    try:
+        assembly = app.synth()
+    except RuntimeError as exc:  # cdk-nag findings surface as a failed validation
+        pytest.fail(f"synth failed: {exc}\n" + "\n".join(_violations(outdir / "validation-report.json")))
+    path = Path(assembly.directory) / stack.template_file
+    raw = json.loads(path.read_text())
+    return Synthesized(
+        stack=stack, template=Template.from_json(raw), raw=raw, template_path=path, outdir=outdir
+    )
+
+
+def _deployed_config(synthesized: Synthesized) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The config.json the deployment writes, and the deployment's properties."""
+    (deployment,) = synthesized.resources("Custom::CDKBucketDeployment").values()
+    files = [p for p in synthesized.outdir.glob("asset.*/config.json") if p.is_file()]
+    assert len(files) == 1, files
+    # A deploy-time value is a marker the deployment replaces with its JSON text (quotes included)
+    text = re.sub(r"<<marker:0xbaba:(\d+)>>", r'"<deploy-time value \1>"', files[0].read_text())
+    return json.loads(text), deployment["Properties"]
+
+
+def _policy(synthesized: Synthesized) -> str:
+    (policy,) = synthesized.resources("AWS::CloudFront::ResponseHeadersPolicy").values()
+    config = policy["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"]
+    return str(config["ContentSecurityPolicy"]["ContentSecurityPolicy"])
+
+
+def test_without_an_idp_the_page_is_told_there_is_none(synthesized: Any) -> None:
+    # Given the stack without console sign-in settings
+    # Then config.json says so (the page offers a pasted token) and the policy calls only itself
+    document, deployment = _deployed_config(synthesized)
+    assert document.get("oidc") is None  # the CDK writes {} for {"oidc": null}: the page reads both
+    assert len(deployment["SourceObjectKeys"]) == 2  # the files and the configuration
+    assert _policy(synthesized) == CONTENT_SECURITY_POLICY
+
+
+def test_the_deployment_writes_the_idps_sign_in_for_the_page(with_sign_in: Synthesized) -> None:
+    # Given the tenant's IdP for the console's users
+    # Then config.json names its endpoints, the client, the scopes and the issuer
+    document, deployment = _deployed_config(with_sign_in)
+    oidc = document["oidc"]
+    assert {k: oidc[k] for k in ("authorization_endpoint", "token_endpoint", "client_id", "scopes")} == {
+        "authorization_endpoint": f"{IDP}/oauth2/authorize",
+        "token_endpoint": "https://tokens.example.com/acme/oauth2/token",
+        "client_id": "review-console",
+        "scopes": "openid profile",
+    }
+    assert oidc["issuer"] == IDP  # the ID token's iss, jwtIssuer unless set apart
+    # And the redirect URI is the console's own URL, filled in at deploy time from the distribution
+    assert oidc["redirect_uri"] == "<deploy-time value 0>"
+    (markers,) = [m for m in deployment["SourceMarkers"] if m]
+    dist_id = with_sign_in.stack.get_logical_id(with_sign_in.stack.console.distribution.node.default_child)
+    assert markers == {
+        "<<marker:0xbaba:0>>": {
+            "Fn::Join": ["", ['"https://', {"Fn::GetAtt": [dist_id, "DomainName"]}, '/console/"']]
+        }
+    }
+
+
+def test_the_policy_lets_the_page_call_exactly_the_token_endpoint(with_sign_in: Synthesized) -> None:
+    policy = dict(p.strip().split(" ", 1) for p in _policy(with_sign_in).split(";"))
+    assert policy["connect-src"] == "'self' https://tokens.example.com"
+    assert "*" not in _policy(with_sign_in)
+    assert policy["script-src"] == "'self'" and policy["form-action"] == "'none'"
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"consoleOidcClientId": "review-console"}, "together"),
+        (
+            {
+                "consoleOidcAuthorizationEndpoint": "http://login.example.com/authorize",
+                "consoleOidcTokenEndpoint": "https://login.example.com/token",
+                "consoleOidcClientId": "c",
+            },
+            "must be https",
+        ),
+    ],
+)
+def test_an_incomplete_or_plain_http_sign_in_is_refused(context: dict[str, Any], message: str) -> None:
+    from infra.config import DeploymentConfig
+
+    with pytest.raises(ValueError, match=message):
+        DeploymentConfig.from_mapping(context)
