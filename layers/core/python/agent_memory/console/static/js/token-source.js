@@ -15,6 +15,9 @@ const STORAGE_KEY = "agent-memory-console.token";
 const PENDING_KEY = "agent-memory-console.sign-in"; // {state, nonce, verifier, redirectUri, hash}
 const DEV_TOKEN_URL = "dev/token"; // relative to /console/: absent wherever the console is static files
 const CONFIG_URL = "config.json";
+// The page waits for these before it shows anything: bounded, so a silent server cannot blank it.
+const CONFIG_TIMEOUT_MS = 10000;
+const TOKEN_TIMEOUT_MS = 20000;
 
 let current = readStored();
 
@@ -121,7 +124,11 @@ let problem = null; // why the last answer from the identity provider was refuse
 
 async function loadConfig() {
   try {
-    const r = await fetch(CONFIG_URL, { headers: { Accept: "application/json" }, cache: "no-store" });
+    const r = await fetch(CONFIG_URL, {
+      headers: { Accept: "application/json" },
+      cache: "no-store",
+      signal: AbortSignal.timeout(CONFIG_TIMEOUT_MS),
+    });
     if (!r.ok) return null;
     const body = await r.json();
     const oidc = body && body.oidc;
@@ -231,9 +238,10 @@ async function redeem(code, pending) {
       }),
       credentials: "omit",
       cache: "no-store",
+      signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
     });
   } catch {
-    return "the identity provider's token endpoint could not be reached";
+    return "the identity provider's token endpoint could not be reached in time";
   }
   const body = await r.json().catch(() => ({}));
   if (!r.ok || typeof body.access_token !== "string") {
