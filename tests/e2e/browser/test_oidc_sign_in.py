@@ -55,6 +55,7 @@ class OidcProvider:
     answer_code: str | None = None  # answer with this code (one already redeemed) instead
     hold: bool = False  # show a page with the answer instead of redirecting
     forged_nonce: str | None = None  # put this nonce in the ID token instead of the request's
+    deny: bool = False  # the user declines: an error instead of a code
 
     def __post_init__(self) -> None:
         self.issuer.server.expect_request("/authorize", method="GET").respond_with_handler(self._authorize)
@@ -85,6 +86,8 @@ class OidcProvider:
         code = secrets.token_urlsafe(24)
         self.grants[code] = Grant(q["code_challenge"], q["nonce"], q["redirect_uri"])
         answer = {"code": self.answer_code or code, "state": self.forged_state or q["state"]}
+        if self.deny:
+            answer = {"error": "access_denied", "state": q["state"]}
         location = f"{q['redirect_uri']}?{urlencode(answer)}"
         self.redirects.append(location)
         if self.hold:
@@ -225,7 +228,7 @@ def http(
 def page(browser: Any, served: str, provider: OidcProvider) -> Page:
     """The console signed out, the provider answering normally."""
     provider.forged_state = provider.answer_code = provider.forged_nonce = None
-    provider.hold = False
+    provider.hold = provider.deny = False
     browser.get(f"{served}/console/")
     browser.execute_script("sessionStorage.clear(); localStorage.clear();")
     browser.get("about:blank")  # a fresh document: the page keeps its token in memory too
@@ -350,6 +353,17 @@ def test_an_id_token_without_this_sign_ins_nonce_is_refused(page, provider):
     # Then the console does not use the access token that came with it
     page.wait_text("#main", "nonce")
     assert not page.all("#sign-out") and page.stored(TOKEN_KEY) is None
+
+
+def test_a_declined_sign_in_says_so(page, provider):
+    # Given a user who declines at the provider
+    provider.deny = True
+    # When they come back to the console
+    sign_in_at_provider(page)
+    # Then the console says the provider refused, signed out, the answer gone from the address
+    page.wait_text("#main", "the identity provider refused (access_denied)")
+    assert not page.all("#sign-out") and page.stored(TOKEN_KEY) is None
+    assert "error=" not in page.driver.current_url
 
 
 def test_the_console_policy_allows_exactly_the_token_endpoint(served, provider):

@@ -223,6 +223,11 @@ function idTokenProblem(idToken, pending) {
   return null;
 }
 
+/** An OAuth error code as the page shows it: the code's own characters only, or "error". */
+function errorCode(value) {
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(String(value ?? "")) ? String(value) : "error";
+}
+
 async function redeem(code, pending) {
   let r;
   try {
@@ -245,7 +250,7 @@ async function redeem(code, pending) {
   }
   const body = await r.json().catch(() => ({}));
   if (!r.ok || typeof body.access_token !== "string") {
-    return `the identity provider issued no token (${body.error || r.status})`;
+    return `the identity provider issued no token (${body.error ? errorCode(body.error) : r.status})`;
   }
   if (String(oidc.scopes || "openid").split(/\s+/).includes("openid")) {
     const why = idTokenProblem(body.id_token, pending);
@@ -265,12 +270,13 @@ async function completeSignIn() {
   if (!params.has("code") && !params.has("error") && !params.has("state")) return;
   const pending = takePending();
   // The code leaves the address bar (and the history) whatever happens next.
-  history.replaceState(null, "", `${location.pathname}${(pending && pending.hash) || location.hash}`);
+  const hash = pending && /^#\/[^\s]*$/.test(String(pending.hash)) ? pending.hash : location.hash;
+  history.replaceState(null, "", `${location.pathname}${hash}`);
   let why;
   if (!oidc) why = "this console has no identity provider configured";
   else if (!pending || params.get("state") !== pending.state) {
     why = "the answer does not belong to a sign-in started in this tab (state)";
-  } else if (params.has("error")) why = `the identity provider refused (${params.get("error")})`;
+  } else if (params.has("error")) why = `the identity provider refused (${errorCode(params.get("error"))})`;
   else if (!params.get("code")) why = "the answer carries no code";
   else why = await redeem(params.get("code"), pending);
   if (why) {
