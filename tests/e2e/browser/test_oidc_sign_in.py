@@ -28,6 +28,7 @@ WAIT_S = 20
 pytestmark = pytest.mark.e2e
 
 CLIENT_ID = "review-console"
+ROLE_MAP = {"Memory Reviewers": "reviewer", "Memory Agents": "agent", "CRM Sync": "integration"}
 TOKEN_KEY = "agent-memory-console.token"
 PENDING_KEY = "agent-memory-console.sign-in"
 
@@ -116,7 +117,9 @@ class OidcProvider:
         if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != grant.challenge:
             return refuse("code_verifier")
         self.redeemed.append(form["code"])
-        access = self.issuer.token(sub="reviewer-9", roles=["reviewer"], clearance="restricted")
+        access = self.issuer.token(
+            sub="reviewer-9", roles=None, groups=["Everyone", "Memory Reviewers"], clearance="restricted"
+        )
         id_token = self.issuer.token(
             aud=CLIENT_ID,
             sub="reviewer-9",
@@ -158,6 +161,9 @@ def served(container: Any, provider: OidcProvider) -> Iterator[str]:
             "MEMORY_CONSOLE_OIDC_TOKEN_ENDPOINT": provider.token_endpoint,
             "MEMORY_CONSOLE_OIDC_CLIENT_ID": CLIENT_ID,
             "MEMORY_CONSOLE_OIDC_SCOPES": "openid profile",
+            # The IdP's group names, mapped to roles: the page must read them as the API does
+            "MEMORY_JWT_ROLES_CLAIM": "groups",
+            "MEMORY_JWT_ROLE_MAP": json.dumps(ROLE_MAP),
         }.items():
             env.setenv(name, value)
         settings = Settings()
@@ -239,8 +245,10 @@ def page(browser: Any, served: str, provider: OidcProvider) -> Page:
 def seed_pending_claim(base: str, provider: OidcProvider) -> None:
     """A contract fact from the system of record and a customer's claim waiting to supersede it,
     written with the provider's tokens (the front accepts no other)."""
-    integration = provider.issuer.token(sub="crm-sync", roles=["integration"], clearance="restricted")
-    agent = provider.issuer.token(sub="agent-7", roles=["agent"], clearance="restricted")
+    integration = provider.issuer.token(
+        sub="crm-sync", roles=None, groups=["CRM Sync"], clearance="restricted"
+    )
+    agent = provider.issuer.token(sub="agent-7", roles=None, groups=["Memory Agents"], clearance="restricted")
     fact = {
         "subject_id": "ACC-OIDC",
         "type": "fact",
@@ -274,9 +282,10 @@ def test_a_reviewer_signs_in_at_the_provider_and_the_queue_loads_with_its_token(
     seed_pending_claim(served, provider)
     # When the reviewer signs in at the provider
     sign_in_at_provider(page)
-    # Then the console is back on the queue, signed in as the provider's user
+    # Then the console is back on the queue, signed in as the provider's user with the role its
+    # group maps to (the page reads the API's mapping from its configuration)
     page.find("#sign-out")
-    assert "reviewer-9" in page.find("#who-text").text
+    assert "reviewer-9 · tenant acme · reviewer · clearance restricted" in page.find("#who-text").text
     page.wait_text("#review-queue li", "20% discount")
     assert page.driver.current_url == f"{served}/console/#/review"  # the code left the address bar
     # And the token it calls the API with is the one the provider issued for the redeemed code
@@ -382,5 +391,15 @@ def test_the_console_policy_allows_exactly_the_token_endpoint(served, provider):
             "client_id": CLIENT_ID,
             "scopes": "openid profile",
             "issuer": ISSUER,
-        }
+        },
+        "claims": {
+            "sub": "sub",
+            "tenant": "tenant_id",
+            "roles": "groups",
+            "role_prefix": "",
+            "role_map": ROLE_MAP,
+            "clearance": "clearance",
+            "default_clearance": "internal",
+            "subjects": "subjects",
+        },
     }

@@ -98,6 +98,9 @@ class ConsoleSignIn:
     scopes: str = "openid"
     issuer: str | None = None
     redirect_uri: str | None = None
+    # Where the IdP's access token puts the service's claims (the API's MEMORY_JWT_* mapping), so
+    # the page shows the screens the API will allow; None: the service's own claim names.
+    claims: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         required = {
@@ -122,6 +125,19 @@ class ConsoleSignIn:
             scopes=settings.console_oidc_scopes,
             issuer=settings.console_oidc_issuer or settings.jwt_issuer,
             redirect_uri=settings.console_oidc_redirect_uri,
+            claims=claim_names(
+                sub=settings.jwt_sub_claim,
+                tenant=settings.jwt_tenant_claim,
+                tenant_id=settings.jwt_tenant_id,
+                roles=settings.jwt_roles_claim,
+                role_prefix=settings.jwt_role_prefix,
+                role_map=dict(settings.jwt_role_map),
+                clearance=settings.jwt_clearance_claim,
+                default_clearance=settings.jwt_default_clearance,
+                subjects=settings.jwt_subjects_claim,
+            )
+            if settings.jwt_jwks_url
+            else None,
         )
 
     @property
@@ -134,8 +150,12 @@ class ConsoleSignIn:
 
     def document(self) -> dict[str, Any]:
         """The page's /console/config.json."""
-        if not self.enabled:
-            return {"oidc": None}
+        document: dict[str, Any] = {"oidc": self._oidc() if self.enabled else None}
+        if self.claims is not None:
+            document["claims"] = self.claims
+        return document
+
+    def _oidc(self) -> dict[str, Any]:
         oidc = {
             "authorization_endpoint": self.authorization_endpoint,
             "token_endpoint": self.token_endpoint,
@@ -146,7 +166,36 @@ class ConsoleSignIn:
             oidc["issuer"] = self.issuer
         if self.redirect_uri:
             oidc["redirect_uri"] = self.redirect_uri
-        return {"oidc": oidc}
+        return oidc
+
+
+def claim_names(
+    *,
+    sub: str,
+    tenant: str,
+    tenant_id: str | None,
+    roles: str,
+    role_prefix: str,
+    role_map: dict[str, str],
+    clearance: str,
+    default_clearance: str,
+    subjects: str,
+) -> dict[str, Any]:
+    """The API's claim mapping as the page reads it (config.json's `claims`): only to decide which
+    screens to show; the API applies the same mapping to every call."""
+    names: dict[str, Any] = {
+        "sub": sub,
+        "tenant": tenant,
+        "roles": roles,
+        "role_prefix": role_prefix,
+        "role_map": role_map,
+        "clearance": clearance,
+        "default_clearance": default_clearance,
+        "subjects": subjects,
+    }
+    if tenant_id:
+        names["tenant_id"] = tenant_id
+    return names
 
 
 def _acceptable_endpoint(url: str) -> bool:

@@ -82,14 +82,49 @@ function decodeClaims(jwt) {
 export function claims() {
   const c = decodeClaims(current);
   if (!c) return null;
+  const n = names || {};
+  const at = (path, fallback) => claimAt(c, path || fallback);
+  const subjects = at(n.subjects, "subjects");
   return {
-    sub: String(c.sub ?? ""),
-    tenant: String(c.tenant_id ?? ""),
-    roles: Array.isArray(c.roles) ? c.roles.map(String) : [],
-    clearance: String(c.clearance || "internal"),
-    subjects: Array.isArray(c.subjects) ? c.subjects.map(String) : null,
+    sub: String(at(n.sub, "sub") ?? ""),
+    tenant: String(n.tenant_id || (at(n.tenant, "tenant_id") ?? "")),
+    roles: mappedRoles(at(n.roles, "roles"), n),
+    clearance: String(at(n.clearance, "clearance") || n.default_clearance || "internal"),
+    subjects: Array.isArray(subjects) ? subjects.map(String) : null,
     expiresAt: typeof c.exp === "number" ? new Date(c.exp * 1000) : null,
   };
+}
+
+/** A claim by its name, else by its dotted path (`realm_access.roles`), as the API reads it. */
+function claimAt(c, path) {
+  if (Object.prototype.hasOwnProperty.call(c, path)) return c[path];
+  let value = c;
+  for (const part of path.split(".")) {
+    if (!value || typeof value !== "object" || !Object.prototype.hasOwnProperty.call(value, part)) return undefined;
+    value = value[part];
+  }
+  return value;
+}
+
+/** The IdP's role values as the API maps them: a list or a space-separated string; with a
+ * prefix only values carrying it (dropped), with a map only mapped values. */
+function mappedRoles(raw, n) {
+  const values = typeof raw === "string" ? raw.split(/\s+/).filter(Boolean) : Array.isArray(raw) ? raw.map(String) : [];
+  const map = n.role_map && typeof n.role_map === "object" ? n.role_map : {};
+  const mapped = Object.keys(map).length > 0;
+  const roles = [];
+  for (let value of values) {
+    if (n.role_prefix) {
+      if (!value.startsWith(n.role_prefix)) continue;
+      value = value.slice(n.role_prefix.length);
+    }
+    if (mapped) {
+      if (!Object.prototype.hasOwnProperty.call(map, value)) continue;
+      value = String(map[value]);
+    }
+    roles.push(value);
+  }
+  return roles;
 }
 
 /** Whether the local development sign-in is offered here (only `memory serve` on loopback). */
@@ -122,6 +157,8 @@ export async function developmentSignIn({ tenant, sub, roles, clearance }) {
 
 let problem = null; // why the last answer from the identity provider was refused
 
+let names = null; // the API's claim mapping (config.json `claims`), or the service's own names
+
 async function loadConfig() {
   try {
     const r = await fetch(CONFIG_URL, {
@@ -131,6 +168,7 @@ async function loadConfig() {
     });
     if (!r.ok) return null;
     const body = await r.json();
+    if (body && body.claims && typeof body.claims === "object") names = body.claims;
     const oidc = body && body.oidc;
     if (!oidc || !oidc.authorization_endpoint || !oidc.token_endpoint || !oidc.client_id) return null;
     return oidc;
