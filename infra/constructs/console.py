@@ -15,6 +15,8 @@ IdP's token endpoint, the one other origin the page calls.
 
 from __future__ import annotations
 
+import json
+
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudfront as cloudfront
@@ -29,6 +31,7 @@ from agent_memory.console.site import (
     PREFIX,
     STATIC_DIR,
     ConsoleSignIn,
+    claim_names,
     content_security_policy,
 )
 from constructs import Construct
@@ -48,6 +51,24 @@ INDEX_REWRITE = f"""function handler(event) {{
 }}"""
 
 
+def _external_claim_names(config: DeploymentConfig) -> dict[str, object] | None:
+    """The tenant IdP's claim mapping as the authorizer applies it, for the page to show the
+    screens the API allows (the Cognito pool is for machine clients: no console users there)."""
+    if not config.jwt_jwks_url:
+        return None
+    return claim_names(
+        sub="sub",
+        tenant=config.jwt_tenant_claim,
+        tenant_id=config.jwt_tenant_id or None,
+        roles=config.jwt_roles_claim,
+        role_prefix=config.jwt_role_prefix,
+        role_map=json.loads(config.jwt_role_map) if config.jwt_role_map else {},
+        clearance=config.jwt_clearance_claim,
+        default_clearance=config.jwt_default_clearance,
+        subjects="subjects",
+    )
+
+
 class Console(Construct):
     """Exposes `bucket`, `distribution`, `headers` (the response headers policy), `url`,
     `sign_in` and `content_security_policy`."""
@@ -63,6 +84,7 @@ class Console(Construct):
             scopes=config.console_oidc_scopes or "openid",
             issuer=config.console_oidc_issuer or config.jwt_issuer or None,
             redirect_uri=config.console_oidc_redirect_uri or None,
+            claims=_external_claim_names(config),
         )
         self.content_security_policy = content_security_policy(self.sign_in.connect_origins())
         self.bucket = s3.Bucket(

@@ -104,6 +104,8 @@ OIDC_CONTEXT = {
     "consoleOidcTokenEndpoint": "https://tokens.example.com/acme/oauth2/token",
     "consoleOidcClientId": "review-console",
     "consoleOidcScopes": "openid profile",
+    "jwtRolesClaim": "groups",
+    "jwtRoleMap": json.dumps({"Memory Reviewers": "reviewer"}),
 }
 
 
@@ -146,6 +148,7 @@ def test_without_an_idp_the_page_is_told_there_is_none(synthesized: Any) -> None
     # Then config.json says so (the page offers a pasted token) and the policy calls only itself
     document, deployment = _deployed_config(synthesized)
     assert document.get("oidc") is None  # the CDK writes {} for {"oidc": null}: the page reads both
+    assert "claims" not in document  # HS256 tokens carry the service's own claim names
     assert len(deployment["SourceObjectKeys"]) == 2  # the files and the configuration
     assert _policy(synthesized) == CONTENT_SECURITY_POLICY
 
@@ -162,6 +165,9 @@ def test_the_deployment_writes_the_idps_sign_in_for_the_page(with_sign_in: Synth
         "scopes": "openid profile",
     }
     assert oidc["issuer"] == IDP  # the ID token's iss, jwtIssuer unless set apart
+    # And the claims as the authorizer maps them, for the page to show the screens it allows
+    assert document["claims"]["roles"] == "groups"
+    assert document["claims"]["role_map"] == {"Memory Reviewers": "reviewer"}
     # And the redirect URI is the console's own URL, filled in at deploy time from the distribution
     assert oidc["redirect_uri"] == "<deploy-time value 0>"
     (markers,) = [m for m in deployment["SourceMarkers"] if m]
