@@ -221,6 +221,7 @@ def run(
         },
         "turns_truncated_to_max_content": truncated,
         "ingest_seconds": round(t_ingest, 1),
+        "haystacks": questions,
         "ingested_memories": ingested,
         "ingest_memories_per_s": round(ingested / t_ingest, 1) if ingested and t_ingest else None,
         "query_ms_mean": round(1000 * t_query / max(overall.n, 1), 2),
