@@ -14,6 +14,7 @@ import numpy as np
 
 from agent_memory.domain.enums import EventType
 from agent_memory.domain.policy import PolicyProfile
+from agent_memory.ports.rows import DuplicateGroup, NearDuplicatePair, ObservationRow
 from agent_memory.ports.store import NewEvent, TenantSession
 
 CORROBORATION_SIMILARITY = 0.85
@@ -54,7 +55,7 @@ def merge_duplicates(s: TenantSession, policy: PolicyProfile, now: datetime) -> 
     return merged
 
 
-def merge_plan(groups: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> dict[str, set[str]]:
+def merge_plan(groups: list[DuplicateGroup], pairs: list[NearDuplicatePair]) -> dict[str, set[str]]:
     """Which record keeps which: an exact group keeps its first id; a near pair joins unless either
     side was already merged away (or the one to merge keeps others). A record is merged away once:
     the pairs come in no order, and (a, c) then (b, c) must not fold c into both."""
@@ -72,7 +73,7 @@ def merge_plan(groups: list[dict[str, Any]], pairs: list[dict[str, Any]]) -> dic
 def weigh_observations(s: TenantSession) -> tuple[int, int]:
     """Promote to review each observation that another session of the same subject corroborates
     (similar enough); demote the rest. Returns (promoted, demoted)."""
-    by_subject: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_subject: dict[str, list[ObservationRow]] = defaultdict(list)
     for o in s.observations(5000):
         by_subject[o["subject_id"]].append(o)
     promoted = demoted = 0
@@ -99,7 +100,7 @@ def weigh_observations(s: TenantSession) -> tuple[int, int]:
     return promoted, demoted
 
 
-def corroborations(obs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], set[str]]]:
+def corroborations(obs: list[ObservationRow]) -> list[tuple[ObservationRow, set[str]]]:
     """For each of one subject's observations, the other sources (sessions, else records) whose
     observations say nearly the same."""
     out = []

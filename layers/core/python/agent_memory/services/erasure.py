@@ -22,6 +22,7 @@ from agent_memory.domain.records import Principal, new_id, utcnow
 from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger
 from agent_memory.ports.messaging import ObjectStore
+from agent_memory.ports.rows import ErasureRow
 from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.sessions import subject_prefix
@@ -108,7 +109,7 @@ class ErasureService:
         return self._view(row, self.clock())
 
     @staticmethod
-    def _view(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+    def _view(row: ErasureRow, now: datetime) -> dict[str, Any]:
         view: dict[str, Any] = {
             "erasure_id": row["erasure_id"],
             "subject_id": row["subject_id"],
@@ -171,7 +172,7 @@ class ErasureService:
             req = _required(s.get_erasure(erasure_id, for_update=True), erasure_id)
             s.update_erasure(erasure_id, steps=_set_step(req["steps"], step, status=status, **extra))
 
-    def _step_resolve_lineage(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+    def _step_resolve_lineage(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
             lin = s.subject_lineage(req["subject_id"])
             keys = sorted(
@@ -180,7 +181,7 @@ class ErasureService:
             s.update_erasure(req["erasure_id"], lineage_keys=keys)
         return {"count": lin["records"], "lineage_keys": len(keys)}
 
-    def _step_tombstone(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+    def _step_tombstone(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
             lin = s.subject_lineage(req["subject_id"])
             n = s.tombstone_subject(
@@ -191,12 +192,12 @@ class ErasureService:
             )
         return {"count": n}
 
-    def _step_purge_index(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+    def _step_purge_index(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
             n = s.purge_subject_index(req["subject_id"], req["lineage_keys"])
         return {"count": n}
 
-    def _step_purge_derived(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+    def _step_purge_derived(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
             counts = s.purge_subject_records(req["subject_id"], req["lineage_keys"])
             # Working memory of the subject's open sessions, live or expired (the same transaction
@@ -216,7 +217,7 @@ class ErasureService:
             )
         return {"count": counts["records"] + counts["derived"], **counts}
 
-    def _step_purge_objects(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+    def _step_purge_objects(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         if self.objects is None:
             return {"count": 0}
         n = self.objects.delete_prefix(subject_prefix(tenant_id, req["subject_id"]))
@@ -225,13 +226,13 @@ class ErasureService:
                 self.objects.delete(key.removeprefix("transcript:"))
         return {"count": n}
 
-    def _step_invalidate_caches(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+    def _step_invalidate_caches(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
             n = s.purge_subject_caches(req["subject_id"])
         n += self.invalidate_external_caches(tenant_id, req["subject_id"])
         return {"count": n}
 
-    def _step_verify(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+    def _step_verify(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         with self.store.tenant(tenant_id) as s:
             found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])
             found["working"] = s.count_subject_working(req["subject_id"])
@@ -243,7 +244,7 @@ class ErasureService:
             raise ErasureNotClean(f"data left in: {sorted(left)}")
         return {"count": 0, "verification": {k: found.get(k, 0) for k in VERIFIED_LAYERS}, "clean": True}
 
-    def _step_receipt(self, tenant_id: str, req: dict[str, Any]) -> dict[str, Any]:
+    def _step_receipt(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         now = self.clock()
         with self.store.tenant(tenant_id) as s:
             current = _required(s.get_erasure(req["erasure_id"], for_update=True), req["erasure_id"])
@@ -293,7 +294,7 @@ class ErasureService:
         return {"count": 1}
 
 
-def _required(row: dict[str, Any] | None, erasure_id: str) -> dict[str, Any]:
+def _required(row: ErasureRow | None, erasure_id: str) -> ErasureRow:
     if row is None:
         raise NotFound(f"erasure {erasure_id} not found")
     return row

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, computed_field
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, EventType, Role, Status
 from agent_memory.domain.errors import InvalidRequest
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
+from agent_memory.ports.rows import SubjectSessionRow
 from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
 from agent_memory.services.authorization import require_read
 from agent_memory.services.policies import PolicyRegistry
@@ -327,7 +328,7 @@ def _memory_view(record: MemoryRecord) -> ExportedMemory:
     )
 
 
-def _session_view(row: dict[str, Any], above: set[str]) -> SessionView:
+def _session_view(row: SubjectSessionRow, above: set[str]) -> SessionView:
     return SessionView(
         session_id=row["session_id"],
         ticket_id=row["ticket_id"],

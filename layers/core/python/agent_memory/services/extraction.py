@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from agent_memory.domain.records import MemoryWrite, Principal, Source
 from agent_memory.observability import logger
 from agent_memory.ports.extractor import ExtractionFailed, Extractor
 from agent_memory.ports.messaging import ObjectMissing, ObjectStore, ObjectTooLarge
+from agent_memory.ports.rows import SessionRow
 from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.write_gateway import WriteGateway
 
@@ -126,7 +127,7 @@ class ExtractionWorker:
                 return  # another delivery of the same message finished it meanwhile
             s.update_session(session_id, status="failed", failure_reason=reason[:500])
 
-    def _extract_and_write(self, tenant_id: str, session_id: str, row: dict[str, Any]) -> dict[str, Any]:
+    def _extract_and_write(self, tenant_id: str, session_id: str, row: SessionRow) -> dict[str, Any]:
         transcript = self._transcript(row)
         try:
             result = self.extractor.extract(transcript)
@@ -173,12 +174,15 @@ class ExtractionWorker:
         logger.info("session processed", extra={"session_id": session_id, **outcome})
         return {"status": "processed", **outcome}
 
-    def _transcript(self, row: dict[str, Any]) -> Transcript:
+    def _transcript(self, row: SessionRow) -> Transcript:
         """The session's stored transcript; missing, too large or malformed is a permanent failure."""
         if self.objects is None:
             raise RuntimeError("object store not configured")
+        key = row["transcript_key"]
+        if key is None:  # cleared when the transcript's retention ended
+            raise PermanentFailure("transcript object missing (expired or erased)")
         try:
-            raw = self.objects.get_json(row["transcript_key"], max_bytes=MAX_TRANSCRIPT_BYTES + 65_536)
+            raw = self.objects.get_json(key, max_bytes=MAX_TRANSCRIPT_BYTES + 65_536)
         except ObjectTooLarge as exc:
             raise PermanentFailure(f"transcript too large: {exc}") from exc
         except ObjectMissing as exc:
@@ -189,7 +193,7 @@ class ExtractionWorker:
             raise PermanentFailure("stored transcript is malformed") from exc
 
     def _admit(
-        self, principal: Principal, transcript: Transcript, row: dict[str, Any], result: ExtractionResult
+        self, principal: Principal, transcript: Transcript, row: SessionRow, result: ExtractionResult
     ) -> tuple[Counter[str], list[str], list[tuple[int, str]]]:
         """Every candidate through the gateway in one batch: the decisions counted, the ids of the
         records written, and (candidate index, field) for each candidate refused."""
@@ -222,7 +226,7 @@ class ExtractionWorker:
 
     @staticmethod
     def _to_write(
-        transcript: Transcript, row: dict[str, Any], cand: CandidateMemory, index: int
+        transcript: Transcript, row: Mapping[str, Any], cand: CandidateMemory, index: int
     ) -> MemoryWrite:
         occurred: datetime = transcript.occurred_at
         return MemoryWrite(

@@ -7,7 +7,7 @@ done and the next run picks up the rest.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.messaging import ObjectStore
+from agent_memory.ports.rows import ExpiredRecord
 from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.ports.system_of_record import SystemOfRecord, SystemOfRecordUnavailable
 from agent_memory.services.authorization import require_mutation, visible
@@ -168,12 +169,15 @@ class LifecycleService:
         after = ""  # keyset: each batch starts where the last one ended, not at the first id again
         while True:
             t0 = time.perf_counter()
+            rows: Sequence[ExpiredRecord]
             with self.store.tenant(tenant) as s:
                 if step == "expire":
                     rows = s.expire_batch(now, self.batch_size, candidate_cutoff, after)
+                    cursors = [r["id"] for r in rows]
                     event = EventType.EXPIRED
                 else:
-                    rows = s.hard_delete_batch(archive_cutoff, self.batch_size, after)
+                    deleted = s.hard_delete_batch(archive_cutoff, self.batch_size, after)
+                    rows, cursors = deleted, [r["cursor"] for r in deleted]
                     event = EventType.DELETED
                 if rows:
                     s.append_events(
@@ -191,7 +195,7 @@ class LifecycleService:
                     )
             report.batches += 1
             if rows:  # keyset cursor: the expire step walks ids, the delete step (valid_to, id)
-                after = max(r["id"] for r in rows) if step == "expire" else max(r["cursor"] for r in rows)
+                after = max(cursors)
             elapsed = time.perf_counter() - t0
             report.longest_batch_ms = max(report.longest_batch_ms, elapsed * 1000)
             if self.pause_ratio and rows:

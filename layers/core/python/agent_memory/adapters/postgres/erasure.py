@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
+
+from agent_memory.ports.rows import ErasureRow, OverdueErasure, SubjectLineage
 
 # Records derived from a subject carry its lineage keys (session:..., transcript:...), mirrored
 # into memory_lineage (migration 0009): an equality lookup on a B-tree that row-level security
@@ -44,20 +46,22 @@ class ErasureQueries:
             {"t": self.tenant_id, **fields, "steps": Jsonb(fields["steps"])},
         )
 
-    def get_erasure(self, erasure_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
+    def get_erasure(self, erasure_id: str, *, for_update: bool = False) -> ErasureRow | None:
         lock = " FOR UPDATE" if for_update else ""
-        return self.conn.execute(
+        row = self.conn.execute(
             f"SELECT * FROM erasure_requests WHERE tenant_id = %s AND erasure_id = %s{lock}",
             (self.tenant_id, erasure_id),
         ).fetchone()
+        return cast(ErasureRow | None, row)
 
-    def erasure_by_reference(self, subject_id: str, request_reference: str) -> dict[str, Any] | None:
-        return self.conn.execute(
+    def erasure_by_reference(self, subject_id: str, request_reference: str) -> ErasureRow | None:
+        row = self.conn.execute(
             """SELECT * FROM erasure_requests
                 WHERE tenant_id = %s AND subject_id = %s AND request_reference = %s AND status <> 'failed'
                 ORDER BY created_at DESC LIMIT 1""",
             (self.tenant_id, subject_id, request_reference),
         ).fetchone()
+        return cast(ErasureRow | None, row)
 
     _ERASURE_FIELDS = frozenset(
         {"status", "steps", "lineage_keys", "receipt", "failure_reason", "completed_at"}
@@ -74,14 +78,15 @@ class ErasureQueries:
             {**params, "t": self.tenant_id, "e": erasure_id},
         )
 
-    def overdue_erasures(self, now: datetime) -> list[dict[str, Any]]:
-        return self.conn.execute(
+    def overdue_erasures(self, now: datetime) -> list[OverdueErasure]:
+        rows = self.conn.execute(
             "SELECT erasure_id, subject_id, deadline FROM erasure_requests"
             " WHERE tenant_id = %s AND status = 'running' AND deadline < %s",
             (self.tenant_id, now),
         ).fetchall()
+        return cast(list[OverdueErasure], rows)
 
-    def subject_lineage(self, subject_id: str) -> dict[str, Any]:
+    def subject_lineage(self, subject_id: str) -> SubjectLineage:
         row = self.conn.execute(
             """SELECT count(*) AS records,
                       coalesce(array(SELECT DISTINCT unnest(lineage_keys) FROM memory_records
@@ -97,7 +102,7 @@ class ErasureQueries:
             {"t": self.tenant_id, "s": subject_id},
         ).fetchone()
         assert row is not None
-        return dict(row)
+        return cast(SubjectLineage, dict(row))
 
     def tombstone_subject(
         self, subject_id: str, erasure_id: str, hashes: Sequence[str], lineage_keys: Sequence[str]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg.rows import DictRow
@@ -17,6 +17,16 @@ from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.erasure import ErasureQueries
 from agent_memory.domain.memory_types import TYPE_SPECS
+from agent_memory.ports.rows import (
+    DeletedRecord,
+    DuplicateGroup,
+    ExpiredRecord,
+    HeldRecord,
+    NearDuplicatePair,
+    ObservationRow,
+    RevalidationFlag,
+    SessionTranscript,
+)
 
 # A closed commitment is history, not the same follow-up: a new one in the same words is admitted
 # (write path), and the nightly consolidation never merges the two.
@@ -42,7 +52,7 @@ class LifecycleQueries(ErasureQueries):
     # -- purge -----------------------------------------------------------------
     def expire_batch(
         self, now: datetime, limit: int, candidate_cutoff: datetime, after: str = ""
-    ) -> list[dict[str, Any]]:
+    ) -> list[ExpiredRecord]:
         """Expire records past expires_at (and review candidates older than the cutoff), unless on hold.
         The vectors go now; the full-text entry goes with the status (generated column)."""
         rows = self.conn.execute(
@@ -72,9 +82,9 @@ class LifecycleQueries(ErasureQueries):
                 "DELETE FROM memory_sentences WHERE tenant_id = %s AND memory_id = ANY(%s)",
                 (self.tenant_id, [r["id"] for r in rows]),
             )
-        return rows
+        return cast(list[ExpiredRecord], rows)
 
-    def hard_delete_batch(self, cutoff: datetime, limit: int, after: str = "") -> list[dict[str, Any]]:
+    def hard_delete_batch(self, cutoff: datetime, limit: int, after: str = "") -> list[DeletedRecord]:
         """Delete expired records whose archive window has passed (walking the partial index
         `memory_records_archive` by (valid_to, id) from the cursor `after`), then contentless
         rejections past the window. Rows carry `cursor` for the next batch."""
@@ -111,7 +121,7 @@ class LifecycleQueries(ErasureQueries):
                 """,
                 {"t": self.tenant_id, "cut": cutoff, "lim": limit - len(rows), "after": after},
             ).fetchall()
-        return rows
+        return cast(list[DeletedRecord], rows)
 
     def count_purgeable(
         self, now: datetime, archive_cutoff: datetime, candidate_cutoff: datetime
@@ -151,12 +161,12 @@ class LifecycleQueries(ErasureQueries):
 
     def flag_revalidation_batch(
         self, cutoffs: dict[str, datetime], sor_slots: Sequence[str], limit: int, after: str = ""
-    ) -> list[dict[str, Any]]:
+    ) -> list[RevalidationFlag]:
         """Flag `needs_revalidation` on up to `limit` due records with ids after `after` (a keyset
         walk: each batch starts where the last ended). Returns their id, subject and type."""
         if not cutoffs:
             return []
-        return self.conn.execute(
+        rows = self.conn.execute(
             f"""
             WITH due AS (
                 SELECT r.id {self._REVALIDATION_DUE} AND r.id > %(after)s
@@ -169,6 +179,7 @@ class LifecycleQueries(ErasureQueries):
             """,
             {**self._due_params(cutoffs, sor_slots), "after": after, "lim": limit},
         ).fetchall()
+        return cast(list[RevalidationFlag], rows)
 
     def count_revalidation_due(self, cutoffs: dict[str, datetime], sor_slots: Sequence[str]) -> int:
         """How many records the next flagging pass would flag (a dry run)."""
@@ -189,12 +200,13 @@ class LifecycleQueries(ErasureQueries):
             "sor": list(sor_slots),
         }
 
-    def delete_old_sessions(self, cutoff: datetime) -> list[dict[str, Any]]:
-        return self.conn.execute(
+    def delete_old_sessions(self, cutoff: datetime) -> list[SessionTranscript]:
+        rows = self.conn.execute(
             """SELECT session_id, transcript_key FROM sessions
                 WHERE tenant_id = %s AND created_at <= %s AND transcript_key IS NOT NULL""",
             (self.tenant_id, cutoff),
         ).fetchall()
+        return cast(list[SessionTranscript], rows)
 
     def clear_transcript_keys(self, session_ids: Sequence[str]) -> None:
         self.conn.execute(
@@ -229,16 +241,17 @@ class LifecycleQueries(ErasureQueries):
             is not None
         )
 
-    def set_record_hold(self, memory_id: str, hold: bool) -> dict[str, Any] | None:
-        return self.conn.execute(
+    def set_record_hold(self, memory_id: str, hold: bool) -> HeldRecord | None:
+        row = self.conn.execute(
             "UPDATE memory_records SET legal_hold = %s WHERE tenant_id = %s AND id = %s RETURNING id, subject_id",
             (hold, self.tenant_id, memory_id),
         ).fetchone()
+        return cast(HeldRecord | None, row)
 
     # -- consolidation -------------------------------------------------------------
-    def duplicate_groups(self, limit: int) -> list[dict[str, Any]]:
+    def duplicate_groups(self, limit: int) -> list[DuplicateGroup]:
         """Active append-only memories of one subject with the same normalised content."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             f"""SELECT subject_id, type, content_hash, array_agg(id ORDER BY created_at, id) AS ids
                  FROM memory_records
                 WHERE tenant_id = %s AND status = 'active' AND slot IS NULL AND {NOT_CLOSED_COMMITMENT}
@@ -246,13 +259,14 @@ class LifecycleQueries(ErasureQueries):
                 LIMIT %s""",
             (self.tenant_id, limit),
         ).fetchall()
+        return cast(list[DuplicateGroup], rows)
 
     def near_duplicate_pairs(
         self, min_similarity: float, limit: int, since: datetime | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[NearDuplicatePair]:
         """Pairs (older keep, newer merge) of one subject's similar slotless memories; with `since`,
         only pairs whose newer member was written since then (each new memory against its subject)."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             """SELECT a.id AS keep, b.id AS merge
                  FROM memory_records b
                  JOIN memory_records a ON a.tenant_id = b.tenant_id AND a.subject_id = b.subject_id
@@ -272,6 +286,7 @@ class LifecycleQueries(ErasureQueries):
                 "types": _MERGED_TYPES,
             },
         ).fetchall()
+        return cast(list[NearDuplicatePair], rows)
 
     def newest_created_at(self) -> datetime | None:
         row = self.conn.execute(
@@ -292,13 +307,14 @@ class LifecycleQueries(ErasureQueries):
             (self.tenant_id, name, at),
         )
 
-    def observations(self, limit: int) -> list[dict[str, Any]]:
-        return self.conn.execute(
+    def observations(self, limit: int) -> list[ObservationRow]:
+        rows = self.conn.execute(
             """SELECT id, subject_id, session_id, actor, confidence, embedding, created_at FROM memory_records
                 WHERE tenant_id = %s AND type = 'observation' AND status = 'quarantined'
                   AND embedding IS NOT NULL ORDER BY subject_id, created_at LIMIT %s""",
             (self.tenant_id, limit),
         ).fetchall()
+        return cast(list[ObservationRow], rows)
 
     def merge_into(self, keep_id: str, merge_ids: Sequence[str], now: datetime) -> None:
         """Fold duplicates into the canonical record: provenance kept, lineage unioned,

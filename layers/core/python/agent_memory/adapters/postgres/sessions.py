@@ -6,23 +6,26 @@ Mixed into the tenant session (`store.PostgresTenantSession`).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
+
+from agent_memory.ports.rows import OutboxRow, SessionRow, UnfinishedSession
 
 
 class SessionQueries:
     conn: psycopg.Connection[DictRow]
     tenant_id: str
 
-    def get_session(self, session_id: str, *, for_update: bool = False) -> dict[str, Any] | None:
+    def get_session(self, session_id: str, *, for_update: bool = False) -> SessionRow | None:
         lock = " FOR UPDATE" if for_update else ""
-        return self.conn.execute(
+        row = self.conn.execute(
             f"SELECT * FROM sessions WHERE tenant_id = %s AND session_id = %s{lock}",
             (self.tenant_id, session_id),
         ).fetchone()
+        return cast(SessionRow | None, row)
 
     def insert_session(self, **fields: Any) -> None:
         self.conn.execute(
@@ -48,15 +51,16 @@ class SessionQueries:
             {**params, "t": self.tenant_id, "sid": session_id},
         )
 
-    def unfinished_sessions(self, updated_before: datetime, limit: int) -> list[dict[str, Any]]:
+    def unfinished_sessions(self, updated_before: datetime, limit: int) -> list[UnfinishedSession]:
         """Sessions queued or processing that have not changed since `updated_before`, oldest
         first, locked; a session another transaction holds (a worker) is skipped."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             """SELECT session_id, status, attempts FROM sessions
                 WHERE tenant_id = %s AND status IN ('queued', 'processing') AND updated_at < %s
                 ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED""",
             (self.tenant_id, updated_before, limit),
         ).fetchall()
+        return cast(list[UnfinishedSession], rows)
 
     # -- outbox ----------------------------------------------------------------
     def record_outbox(
@@ -74,23 +78,25 @@ class SessionQueries:
             (self.tenant_id, dedupe_key, kind, Jsonb(payload)),
         )
 
-    def outbox_message(self, dedupe_key: str, *, claim: bool = False) -> dict[str, Any] | None:
+    def outbox_message(self, dedupe_key: str, *, claim: bool = False) -> OutboxRow | None:
         """The outbox row of `dedupe_key`. `claim`: only if still pending, locked for sending; None
         when another transaction is sending it."""
         claiming = " AND sent_at IS NULL FOR UPDATE SKIP LOCKED" if claim else ""
-        return self.conn.execute(
+        row = self.conn.execute(
             f"SELECT * FROM outbox WHERE tenant_id = %s AND dedupe_key = %s{claiming}",
             (self.tenant_id, dedupe_key),
         ).fetchone()
+        return cast(OutboxRow | None, row)
 
-    def pending_outbox(self, created_before: datetime, limit: int) -> list[dict[str, Any]]:
+    def pending_outbox(self, created_before: datetime, limit: int) -> list[OutboxRow]:
         """Pending messages recorded before `created_before`, oldest first, locked for sending;
         those another transaction is sending are skipped."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             """SELECT * FROM outbox WHERE tenant_id = %s AND sent_at IS NULL AND created_at < %s
                 ORDER BY created_at LIMIT %s FOR UPDATE SKIP LOCKED""",
             (self.tenant_id, created_before, limit),
         ).fetchall()
+        return cast(list[OutboxRow], rows)
 
     def mark_outbox(self, dedupe_key: str, *, sent: bool, error: str | None = None) -> None:
         """Record one send: sent, or failed with its error class (the message stays pending)."""

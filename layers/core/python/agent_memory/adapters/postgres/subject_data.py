@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg.rows import DictRow
+
+from agent_memory.ports.rows import SubjectErasureRow, SubjectHold, SubjectSessionRow
 
 # What a deleted record keeps: its place in the chain and its provenance, not what it said.
 _FORGET = """UPDATE memory_records
@@ -83,9 +85,9 @@ class SubjectDataQueries:
     # -- a subject's export ------------------------------------------------------------
     def subject_sessions(
         self, subject_id: str, *, before: tuple[datetime, str] | None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[SubjectSessionRow]:
         """The subject's closed sessions, newest first, from the keyset `before` (created_at, id)."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             """SELECT session_id, ticket_id, channel, occurred_at, status, turns, transcript_key,
                       transcript_hash, memory_ids, outcome, failure_reason, extractor, created_at, updated_at
                  FROM sessions
@@ -94,12 +96,13 @@ class SubjectDataQueries:
                 ORDER BY created_at DESC, session_id DESC LIMIT %(lim)s""",
             _keyset(self.tenant_id, subject_id, before, limit),
         ).fetchall()
+        return cast(list[SubjectSessionRow], rows)
 
     def subject_erasures(
         self, subject_id: str, *, before: tuple[datetime, str] | None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[SubjectErasureRow]:
         """The subject's erasure requests, newest first, from the keyset `before` (created_at, id)."""
-        return self.conn.execute(
+        rows = self.conn.execute(
             """SELECT erasure_id, status, reason, request_reference, requested_by, deadline, receipt,
                       failure_reason, created_at, completed_at
                  FROM erasure_requests
@@ -108,12 +111,14 @@ class SubjectDataQueries:
                 ORDER BY created_at DESC, erasure_id DESC LIMIT %(lim)s""",
             _keyset(self.tenant_id, subject_id, before, limit),
         ).fetchall()
+        return cast(list[SubjectErasureRow], rows)
 
-    def subject_hold(self, subject_id: str) -> dict[str, Any] | None:
-        return self.conn.execute(
+    def subject_hold(self, subject_id: str) -> SubjectHold | None:
+        row = self.conn.execute(
             "SELECT reason, set_by, set_at FROM subject_holds WHERE tenant_id = %s AND subject_id = %s",
             (self.tenant_id, subject_id),
         ).fetchone()
+        return cast(SubjectHold | None, row)
 
     def subject_tombstones(self, subject_id: str) -> dict[str, int]:
         """How many tombstones the subject has, by what made them (never the hashes themselves)."""
