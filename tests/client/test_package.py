@@ -50,7 +50,9 @@ def test_the_wheel_builds_depends_on_httpx_and_pydantic_only_and_imports(tmp_pat
     assert "agent_memory_client/__init__.py" in names and "agent_memory_client/py.typed" in names
     assert not [n for n in names if n.startswith(("agent_memory/", "tests/"))]
     every = metadata.get_all("Requires-Dist")
-    requires = sorted(r.split(">")[0].split("=")[0].split("<")[0].strip() for r in every if "extra ==" not in r)
+    requires = sorted(
+        r.split(">")[0].split("=")[0].split("<")[0].strip() for r in every if "extra ==" not in r
+    )
     assert requires == ["httpx", "pydantic"]  # the framework adapters are extras, never required
     assert sorted(metadata.get_all("Provides-Extra")) == ["agents", "langgraph", "mcp"]
     assert (
