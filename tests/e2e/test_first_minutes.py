@@ -126,3 +126,7 @@ def test_the_local_server_prints_no_metric_lines_and_no_runtime_dir_warning(serv
     assert '"_aws"' not in out and "CloudWatchMetrics" not in out
     assert "XDG_RUNTIME_DIR" not in err and "No application metrics" not in err
     assert "Agent Memory Service on" in out
+    # and it says where the review console is, which answers there
+    console = next(line.split()[1] for line in out.splitlines() if line.strip().startswith("console:"))
+    with urllib.request.urlopen(console, timeout=60) as page:
+        assert page.status == 200 and page.headers.get_content_type() == "text/html"

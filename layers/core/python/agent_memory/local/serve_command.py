@@ -43,11 +43,15 @@ def start_local_workers(
 
 
 def announce(settings: Settings, server: ThreadingHTTPServer) -> int:
-    """The banner: where the API and its docs are, the data folder, how to get a token. Returns the port."""
+    """The banner: where the API, its docs and the console are, the data folder, how to get a token.
+    Returns the port."""
     host, port = server.server_address[:2]
     host = host.decode() if isinstance(host, bytes) else host
     print(
         f"Agent Memory Service on http://{host}:{port}/v1  (docs: http://{host}:{port}/v1/docs)", flush=True
+    )
+    print(
+        f"  console:     http://{host}:{port}/console/  (review queue, subjects, audit, privacy)", flush=True
     )
     print(f"  data folder: {settings.resolved_data_dir}", flush=True)
     if settings.jwt_jwks_url:
