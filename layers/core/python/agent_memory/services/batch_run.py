@@ -250,27 +250,12 @@ class BatchRun:
         return options[0][1] if best >= self.near else None
 
     def _reread(self, ready: _ReadyWrite) -> AdmissionContext:
-        clean, candidate = ready.clean, ready.candidate
+        """Write what is pending, then read the context exactly as a single write reads it."""
+        from agent_memory.services.write_gateway import read_admission_context
+
         self._flush()
         self.rereads += 1
-        s = self.session
-        context = s.admission_context(
-            subject_id=clean.subject_id,
-            memory_type=candidate.type.value,
-            slot=candidate.slot,
-            content_hash=ready.content_hash,
-            lineage_keys=clean.lineage_keys,
-        )
-        if ready.embedding is None or not reaches_near_duplicate(candidate, context):
-            return context
-        near = s.near_duplicate(
-            subject_id=clean.subject_id,
-            memory_type=candidate.type.value,
-            slot=candidate.slot,
-            embedding=ready.embedding,
-            min_similarity=self.near,
-        )
-        return replace(context, near_duplicate=near)
+        return read_admission_context(self.session, ready, self.near)
 
     def _now(self, record: MemoryRecord | None) -> MemoryRecord | None:
         """A record as it stands after the batch's writes so far."""

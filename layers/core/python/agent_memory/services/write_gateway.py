@@ -300,13 +300,20 @@ def _persistable_reply(fingerprint: str, result: WriteResult) -> IdempotentReply
 def _admission_context(
     session: TenantSession, ready: _ReadyWrite, near_similarity: float
 ) -> AdmissionContext:
-    """What the store knows about the candidate, under its subject's and slot's locks. The
-    similarity search runs only when the cascade gets that far and the candidate has a vector."""
-    clean, candidate = ready.clean, ready.candidate
+    """What the store knows about the candidate, under its subject's and slot's locks."""
     # Shared subject lock: an erasure's purge takes it exclusively, so no write slips past it.
-    session.lock_subject(clean.subject_id)
-    if candidate.slot:
-        session.lock_slot(clean.subject_id, candidate.slot)
+    session.lock_subject(ready.clean.subject_id)
+    if ready.candidate.slot:
+        session.lock_slot(ready.clean.subject_id, ready.candidate.slot)
+    return read_admission_context(session, ready, near_similarity)
+
+
+def read_admission_context(
+    session: TenantSession, ready: _ReadyWrite, near_similarity: float
+) -> AdmissionContext:
+    """The candidate's admission context as the store holds it now (the caller holds the locks).
+    The similarity search runs only when the cascade gets that far and the candidate has a vector."""
+    clean, candidate = ready.clean, ready.candidate
     context = session.admission_context(
         subject_id=clean.subject_id,
         memory_type=candidate.type.value,
