@@ -26,6 +26,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3_deployment
 
+from agent_memory.api.jwks import ClaimMapping
 from agent_memory.console.site import (
     CONFIG_PATH,
     PREFIX,
@@ -57,15 +58,15 @@ def _external_claim_names(config: DeploymentConfig) -> dict[str, object] | None:
     if not config.jwt_jwks_url:
         return None
     return claim_names(
-        sub="sub",
-        tenant=config.jwt_tenant_claim,
-        tenant_id=config.jwt_tenant_id or None,
-        roles=config.jwt_roles_claim,
-        role_prefix=config.jwt_role_prefix,
-        role_map=json.loads(config.jwt_role_map) if config.jwt_role_map else {},
-        clearance=config.jwt_clearance_claim,
-        default_clearance=config.jwt_default_clearance,
-        subjects="subjects",
+        ClaimMapping(
+            tenant=config.jwt_tenant_claim,
+            tenant_id=config.jwt_tenant_id or None,
+            roles=config.jwt_roles_claim,
+            role_prefix=config.jwt_role_prefix,
+            role_map=json.loads(config.jwt_role_map) if config.jwt_role_map else {},
+            clearance=config.jwt_clearance_claim,
+            default_clearance=config.jwt_default_clearance,
+        )
     )
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from agent_memory.api.identity import issue_token
+from agent_memory.api.jwks import ClaimMapping
 from agent_memory.domain.enums import Role, Sensitivity
 
 if TYPE_CHECKING:
@@ -125,19 +126,7 @@ class ConsoleSignIn:
             scopes=settings.console_oidc_scopes,
             issuer=settings.console_oidc_issuer or settings.jwt_issuer,
             redirect_uri=settings.console_oidc_redirect_uri,
-            claims=claim_names(
-                sub=settings.jwt_sub_claim,
-                tenant=settings.jwt_tenant_claim,
-                tenant_id=settings.jwt_tenant_id,
-                roles=settings.jwt_roles_claim,
-                role_prefix=settings.jwt_role_prefix,
-                role_map=dict(settings.jwt_role_map),
-                clearance=settings.jwt_clearance_claim,
-                default_clearance=settings.jwt_default_clearance,
-                subjects=settings.jwt_subjects_claim,
-            )
-            if settings.jwt_jwks_url
-            else None,
+            claims=claim_names(ClaimMapping.from_settings(settings)) if settings.jwt_jwks_url else None,
         )
 
     @property
@@ -169,32 +158,21 @@ class ConsoleSignIn:
         return oidc
 
 
-def claim_names(
-    *,
-    sub: str,
-    tenant: str,
-    tenant_id: str | None,
-    roles: str,
-    role_prefix: str,
-    role_map: dict[str, str],
-    clearance: str,
-    default_clearance: str,
-    subjects: str,
-) -> dict[str, Any]:
+def claim_names(mapping: ClaimMapping) -> dict[str, Any]:
     """The API's claim mapping as the page reads it (config.json's `claims`): only to decide which
     screens to show; the API applies the same mapping to every call."""
     names: dict[str, Any] = {
-        "sub": sub,
-        "tenant": tenant,
-        "roles": roles,
-        "role_prefix": role_prefix,
-        "role_map": role_map,
-        "clearance": clearance,
-        "default_clearance": default_clearance,
-        "subjects": subjects,
+        "sub": mapping.sub,
+        "tenant": mapping.tenant,
+        "roles": mapping.roles,
+        "role_prefix": mapping.role_prefix,
+        "role_map": dict(mapping.role_map),
+        "clearance": mapping.clearance,
+        "default_clearance": mapping.default_clearance,
+        "subjects": mapping.subjects,
     }
-    if tenant_id:
-        names["tenant_id"] = tenant_id
+    if mapping.tenant_id:
+        names["tenant_id"] = mapping.tenant_id
     return names
 
 
