@@ -20,17 +20,17 @@ import json
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from agent_memory.domain.audit import event_hash_fields
+from agent_memory.domain.audit import chain_events
 from agent_memory.domain.decision import AdmissionContext
 from agent_memory.domain.enums import Flag, Sensitivity
-from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
-from agent_memory.domain.records import AuditEvent, MemoryRecord, new_id, utcnow
+from agent_memory.domain.hashing import GENESIS_HASH
+from agent_memory.domain.records import AuditEvent, MemoryRecord, utcnow
 from agent_memory.ports.batch import ContextQuery, PrefetchedContext
 from agent_memory.ports.repositories import TombstoneRepository, WriteRepositories
 from agent_memory.ports.store import IdempotentReply, NewEvent, RetryableConflict
@@ -412,29 +412,11 @@ class MemoryTenantSession:
     def append_events(self, events: Sequence[NewEvent]) -> list[AuditEvent]:
         if not events:
             return []
-        seq = self.last_event_seq()
         prev = self._s.events[-1].hash if self._s.events else GENESIS_HASH
-        now = utcnow()
-        out: list[AuditEvent] = []
-        for ev in events:
-            seq += 1
-            event = AuditEvent(
-                tenant_id=self.tenant_id,
-                seq=seq,
-                id=new_id("evt"),
-                event_type=ev.event_type,
-                memory_id=ev.memory_id,
-                subject_id=ev.subject_id,
-                actor=ev.actor,
-                reason=ev.reason,
-                payload=_json_copy(ev.payload or {}),
-                created_at=now,
-                prev_hash=prev,
-                hash="",
-            )
-            event.hash = chain_hash(prev, event_hash_fields(event))
-            out.append(event)
-            prev = event.hash
+        copies = [replace(ev, payload=_json_copy(ev.payload or {})) for ev in events]
+        out = chain_events(
+            self.tenant_id, copies, after_seq=self.last_event_seq(), after_hash=prev, at=utcnow()
+        )
         self._s.events.extend(out)
         return [e.model_copy(deep=True) for e in out]
 

@@ -13,9 +13,9 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from agent_memory.domain.audit import event_hash_fields
-from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
-from agent_memory.domain.records import AuditEvent, new_id, utcnow
+from agent_memory.domain.audit import chain_events
+from agent_memory.domain.hashing import GENESIS_HASH
+from agent_memory.domain.records import AuditEvent, utcnow
 from agent_memory.ports.store import NewEvent
 
 
@@ -35,31 +35,11 @@ class AuditQueries:
         if not events:
             return []
         seq, prev = self._chain_head()
-        now = utcnow()
-        out: list[AuditEvent] = []
-        for ev in events:
-            seq += 1
-            event = AuditEvent(
-                tenant_id=self.tenant_id,
-                seq=seq,
-                id=new_id("evt"),
-                event_type=ev.event_type,
-                memory_id=ev.memory_id,
-                subject_id=ev.subject_id,
-                actor=ev.actor,
-                reason=ev.reason,
-                payload=ev.payload or {},
-                created_at=now,
-                prev_hash=prev,
-                hash="",
-            )
-            event.hash = chain_hash(prev, event_hash_fields(event))
-            out.append(event)
-            prev = event.hash
+        out = chain_events(self.tenant_id, events, after_seq=seq, after_hash=prev, at=utcnow())
         self._insert_events(out)
         self.conn.execute(
             "UPDATE audit_chain_heads SET seq = %s, hash = %s WHERE tenant_id = %s",
-            (seq, prev, self.tenant_id),
+            (out[-1].seq, out[-1].hash, self.tenant_id),
         )
         return out
 
