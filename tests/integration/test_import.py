@@ -164,3 +164,26 @@ def test_given_a_transcript_line_when_imported_then_its_memories_are_extracted_m
         rows = conn.execute("SELECT content, lineage_keys FROM memory_records").fetchall()
     assert rows and all("4111 1111" not in r["content"] for r in rows)
     assert all("session:sess-imp-1" in r["lineage_keys"] for r in rows)
+
+
+def test_given_a_file_as_editors_save_it_when_imported_then_a_bom_and_crlf_pass_and_a_line_not_utf8_is_refused_alone(
+    container, tmp_path
+):
+    # Given a file saved with a byte-order mark and Windows line ends, with one line in Latin-1
+    tenant = f"imp-{next(_tenants)}"
+    path = tmp_path / "history.jsonl"
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + episode("S-1", "Customer moved the QBR to March").encode()
+        + b"\r\n"
+        + episode("S-1", "Cafe meeting booked").replace("Cafe", "Caf\xe9").encode("latin-1")
+        + b"\r\n"
+        + episode("S-1", "Renewal call set for June").encode()
+        + b"\r\n"
+    )
+    # When it is imported
+    summary = run(args(path, tenant), container)
+    # Then the first and last lines are admitted, and the Latin-1 one is refused by number, not a crash
+    assert summary["decisions"] == {"admitted": 2}
+    assert summary["refusals"] == [{"line": 2, "field": "line"}]
+    assert counts(container, tenant)[0] == 2

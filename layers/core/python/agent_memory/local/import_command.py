@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, container: Any) -> dict[str, Any]:
         Path(args.checkpoint) if args.checkpoint else source.with_name(source.name + ".checkpoint.json")
     )
     done, summary = (0, None) if args.restart else _read_checkpoint(checkpoint, source)
-    with source.open(encoding="utf-8") as f:
+    with source.open("rb") as f:
         total = sum(1 for _ in f)
     principal = Principal(
         sub=args.sub,

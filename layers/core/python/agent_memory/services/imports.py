@@ -16,8 +16,10 @@ and the others go ahead; `parse_memories` (the HTTP route) refuses the whole req
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -158,12 +160,20 @@ def transcript_writes(obj: dict[str, Any], extractor: Extractor) -> list[MemoryW
     return writes
 
 
+# What `numbered_lines` makes of bytes that are not UTF-8 (surrogateescape), and any lone surrogate.
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
+
+
 def numbered_lines(path: str, *, skip: int = 0) -> Iterator[tuple[int, str]]:
-    """(line number, text) of a JSONL file from line `skip + 1`, blank lines included (numbered)."""
-    with open(path, encoding="utf-8") as f:
-        for number, text in enumerate(f, start=1):
+    """(line number, text) of a JSONL file from line `skip + 1`, blank lines included (numbered).
+    A byte-order mark before the first line is dropped; a line that is not UTF-8 keeps its bytes
+    as lone surrogates, so that `run_import` refuses that line by number and goes on."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
             if number > skip:
-                yield number, text
+                if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8) :]
+                yield number, raw.decode("utf-8", errors="surrogateescape")
 
 
 def run_import(
@@ -214,6 +224,8 @@ def _line_writes(
     text: str, summary: ImportSummary, extractor: Callable[[], Extractor] | None
 ) -> list[MemoryWrite]:
     """The writes of one line: a memory's one, or a transcript's candidates (counted by kind)."""
+    if _NOT_UTF8.search(text):
+        raise InvalidRequest("a line is UTF-8 text", field="line")
     if len(text.encode()) > MAX_LINE_BYTES:
         raise PayloadTooLarge(f"a line holds at most {MAX_LINE_BYTES} bytes", field="line")
     obj = json.loads(text)
