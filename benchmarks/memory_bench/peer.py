@@ -430,7 +430,7 @@ def load_mem0(mem: Any, corpus: Corpus, conninfo: str, adds: int, log_every: int
     if rest:
         print(f"  mem0: copying the other {len(rest):,} memories in its row format ...", flush=True)
         t = time.perf_counter()
-        copy_mem0_rows(conninfo, rest, corpus.vectors)
+        report["copy"] = copy_mem0_rows(conninfo, rest, corpus.vectors)
         report["copied"] = len(rest)
         report["copy_s"] = round(time.perf_counter() - t, 1)
     return report
@@ -451,22 +451,100 @@ def mem0_payload(subject: str, content: str, now: str) -> dict[str, Any]:
     }
 
 
-def copy_mem0_rows(conninfo: str, rows: Sequence[tuple[str, str]], vectors: dict[str, np.ndarray]) -> None:
+_INDEXDEF = re.compile(
+    r"^CREATE (?P<unique>UNIQUE )?INDEX (?P<name>\S+) ON (?P<table>\S+) (?P<rest>USING .+)$"
+)
+
+
+def retarget_index(indexdef: str, source: str, target: str) -> tuple[str, str]:
+    """An index definition as pg_indexes gives it, for another table: `mem0_hnsw_idx ON public.mem0 USING
+    hnsw (...)` becomes `mem0_user_index_hnsw_idx ON public.mem0_user_index USING hnsw (...)` (same method,
+    operator class, expressions). Returns the new index's name and its statement."""
+    m = _INDEXDEF.match(indexdef.strip())
+    if m is None:
+        raise ValueError(f"not an index definition: {indexdef!r}")
+    schema, dot, table = m["table"].rpartition(".")
+    if table != source:
+        raise ValueError(f"index of {m['table']}, not of {source}")
+    name = m["name"]
+    name = target + name[len(source) :] if name.startswith(source) else f"{target}_{name}"
+    on = f"{schema}{dot}{target}"
+    return name, f"CREATE {m['unique'] or ''}INDEX {name} ON {on} {m['rest']}"
+
+
+def maintenance_work_mem_mb(rows: int, dim: int = c.DIM) -> int:
+    """Enough memory to build an HNSW graph of `rows` vectors in one pass (pgvector slows down sharply
+    once the graph no longer fits): the vector plus about 1 KiB of neighbour lists and tuple overhead
+    per row, a quarter on top; at least PostgreSQL's 64 MB, at most 8 GiB."""
+    need = rows * (dim * 4 + 1024) * 5 // 4
+    return max(64, min(8192, -(-need // (1 << 20))))
+
+
+def _indexes(conn: Any, table: str) -> list[tuple[str, str, bool]]:
+    """(name, definition, backs a constraint) of each index of a table, by name."""
+    return [
+        (r[0], r[1], bool(r[2]))
+        for r in conn.execute(
+            "SELECT i.indexname, i.indexdef, EXISTS (SELECT 1 FROM pg_constraint k"
+            " WHERE k.conindid = format('%%I.%%I', i.schemaname, i.indexname)::regclass)"
+            " FROM pg_indexes i WHERE i.tablename = %s ORDER BY i.indexname",
+            (table,),
+        )
+    ]
+
+
+def _set_build_memory(conn: Any, rows: int) -> None:
+    conn.execute(f"SET maintenance_work_mem = '{maintenance_work_mem_mb(rows)}MB'")
+
+
+def copy_mem0_rows(
+    conninfo: str, rows: Sequence[tuple[str, str]], vectors: dict[str, np.ndarray]
+) -> dict[str, Any]:
+    """The rows by COPY into mem0's table, its indexes built after the COPY instead of maintained row
+    by row: each index that backs no constraint (the HNSW and full-text ones mem0 creates) is dropped
+    first and created again afterwards from its own definition in pg_indexes, so the table ends with
+    exactly mem0's schema. The primary key stays in place."""
     import psycopg
 
-    with psycopg.connect(conninfo) as conn:
+    with psycopg.connect(conninfo, autocommit=True) as conn:
         sample = conn.execute(f"SELECT payload FROM {MEM0_DEFAULT} LIMIT 1").fetchone()
         now = datetime.now(UTC).isoformat()
         if sample is not None and set(sample[0]) != set(mem0_payload("s", "x", now)):
             raise RuntimeError(f"mem0 stores other payload keys than the copy writes: {sorted(sample[0])}")
-        with conn.cursor().copy(f"COPY {MEM0_DEFAULT} (id, vector, payload) FROM STDIN") as copy:
-            for subject, content in rows:
-                vec = "[" + ",".join(repr(float(x)) for x in vectors[content]) + "]"
-                copy.write_row((str(uuid.uuid4()), vec, json.dumps(mem0_payload(subject, content, now))))
+        before = _indexes(conn, MEM0_DEFAULT)
+        deferred = [(name, ddl) for name, ddl, constraint in before if not constraint]
+        t = time.perf_counter()
+        with conn.transaction():
+            for name, _ in deferred:
+                conn.execute(f"DROP INDEX {name}")
+            with conn.cursor().copy(f"COPY {MEM0_DEFAULT} (id, vector, payload) FROM STDIN") as copy:
+                for subject, content in rows:
+                    vec = "[" + ",".join(repr(float(x)) for x in vectors[content]) + "]"
+                    copy.write_row((str(uuid.uuid4()), vec, json.dumps(mem0_payload(subject, content, now))))
+        copy_s = time.perf_counter() - t
+        total = conn.execute(f"SELECT count(*) FROM {MEM0_DEFAULT}").fetchone()[0]
+        _set_build_memory(conn, total)
+        builds: dict[str, float] = {}
+        for name, ddl in deferred:
+            print(f"  mem0: building {name} on {total:,} rows ...", flush=True)
+            t = time.perf_counter()
+            conn.execute(ddl)
+            builds[name] = round(time.perf_counter() - t, 1)
+        after = _indexes(conn, MEM0_DEFAULT)
+    if after != before:
+        raise RuntimeError(f"mem0's indexes changed in the copy: {before} -> {after}")
+    return {
+        "copy_s": round(copy_s, 1),
+        "index_build_s": builds,
+        "maintenance_work_mem_mb": maintenance_work_mem_mb(total),
+        "indexes": [ddl for _, ddl, _ in after],
+    }
 
 
 def add_user_index(conninfo: str) -> dict[str, Any]:
-    """A copy of mem0's table with the same indexes, plus the per-user B-tree index mem0 does not make."""
+    """A copy of mem0's table with the same indexes (each created after the rows are in, from mem0's own
+    definition in pg_indexes; its primary key as a primary key), plus the per-user B-tree index mem0 does
+    not make."""
     import psycopg
 
     t = time.perf_counter()
@@ -474,12 +552,20 @@ def add_user_index(conninfo: str) -> dict[str, Any]:
         conn.execute(f"DROP TABLE IF EXISTS {MEM0_INDEXED}")
         conn.execute(f"CREATE TABLE {MEM0_INDEXED} (LIKE {MEM0_DEFAULT} INCLUDING DEFAULTS)")
         conn.execute(f"INSERT INTO {MEM0_INDEXED} SELECT * FROM {MEM0_DEFAULT}")
-        conn.execute(f"ALTER TABLE {MEM0_INDEXED} ADD PRIMARY KEY (id)")
-        conn.execute(f"CREATE INDEX ON {MEM0_INDEXED} USING hnsw (vector vector_cosine_ops)")
-        conn.execute(
-            f"CREATE INDEX ON {MEM0_INDEXED} USING gin (to_tsvector('simple', payload->>'text_lemmatized'))"
-        )
         copied = time.perf_counter() - t
+        total = conn.execute(f"SELECT count(*) FROM {MEM0_INDEXED}").fetchone()[0]
+        _set_build_memory(conn, total)
+        builds: dict[str, float] = {}
+        for _, indexdef, constraint in _indexes(conn, MEM0_DEFAULT):
+            name, ddl = retarget_index(indexdef, MEM0_DEFAULT, MEM0_INDEXED)
+            print(f"  mem0: building {name} on {total:,} rows ...", flush=True)
+            t = time.perf_counter()
+            conn.execute(ddl)
+            if constraint:  # mem0's only constraint is its primary key
+                conn.execute(
+                    f"ALTER TABLE {MEM0_INDEXED} ADD CONSTRAINT {name} PRIMARY KEY USING INDEX {name}"
+                )
+            builds[name] = round(time.perf_counter() - t, 1)
         t = time.perf_counter()
         conn.execute(f"CREATE INDEX {MEM0_INDEXED}_user_idx ON {MEM0_INDEXED} ((payload->>'user_id'))")
         index_s = time.perf_counter() - t
@@ -491,7 +577,13 @@ def add_user_index(conninfo: str) -> dict[str, Any]:
             ]
             for table in (MEM0_DEFAULT, MEM0_INDEXED)
         }
-    return {"copy_s": round(copied, 1), "user_index_build_s": round(index_s, 2), "indexes": indexes}
+    return {
+        "copy_s": round(copied, 1),
+        "index_build_s": builds,
+        "user_index_build_s": round(index_s, 2),
+        "maintenance_work_mem_mb": maintenance_work_mem_mb(total),
+        "indexes": indexes,
+    }
 
 
 def mem0_plans(conninfo: str, vec: np.ndarray, subject: str) -> dict[str, list[str]]:

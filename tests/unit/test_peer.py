@@ -141,3 +141,51 @@ def test_memory_bench_peer_says_how_to_install_mem0_when_it_is_missing(monkeypat
     assert code == 2
     err = capsys.readouterr().err
     assert "needs mem0" in err and "--group peer" in err
+
+
+def test_an_index_of_mem0s_table_is_recreated_on_the_copy_with_the_same_method_and_expression():
+    # Given mem0's index definitions as pg_indexes gives them
+    hnsw = "CREATE INDEX mem0_hnsw_idx ON public.mem0 USING hnsw (vector vector_cosine_ops)"
+    pkey = "CREATE UNIQUE INDEX mem0_pkey ON public.mem0 USING btree (id)"
+    gin = (
+        "CREATE INDEX mem0_text_lemmatized_idx ON public.mem0 USING gin "
+        "(to_tsvector('simple'::regconfig, (payload ->> 'text_lemmatized'::text)))"
+    )
+    # When each is retargeted to the copy
+    out = [peer.retarget_index(d, "mem0", "mem0_user_index") for d in (hnsw, pkey, gin)]
+    # Then the name and table change and nothing else does
+    assert out[0] == (
+        "mem0_user_index_hnsw_idx",
+        "CREATE INDEX mem0_user_index_hnsw_idx ON public.mem0_user_index USING hnsw (vector vector_cosine_ops)",
+    )
+    assert out[1][1] == "CREATE UNIQUE INDEX mem0_user_index_pkey ON public.mem0_user_index USING btree (id)"
+    assert out[2][1].endswith(
+        "USING gin (to_tsvector('simple'::regconfig, (payload ->> 'text_lemmatized'::text)))"
+    )
+
+
+def test_an_index_name_without_the_table_prefix_gets_it_and_a_schemaless_table_stays_schemaless():
+    name, ddl = peer.retarget_index("CREATE INDEX idx_x ON mem0 USING btree (id)", "mem0", "copy")
+    assert (name, ddl) == ("copy_idx_x", "CREATE INDEX copy_idx_x ON copy USING btree (id)")
+
+
+@pytest.mark.parametrize(
+    "indexdef",
+    [
+        "CREATE INDEX other_idx ON public.other USING btree (id)",  # another table's
+        "ALTER TABLE public.mem0 ADD PRIMARY KEY (id)",  # not an index definition
+    ],
+)
+def test_a_definition_that_is_not_an_index_of_the_source_table_is_refused(indexdef):
+    with pytest.raises(ValueError):
+        peer.retarget_index(indexdef, "mem0", "mem0_user_index")
+
+
+def test_the_build_memory_holds_the_hnsw_graph_of_the_rows_within_bounds():
+    # A million 384-dimension vectors: the vectors alone are 1.4 GiB, the setting holds them and their lists
+    million = peer.maintenance_work_mem_mb(1_000_000)
+    assert 1_000_000 * 384 * 4 / (1 << 20) < million <= 8192
+    assert peer.maintenance_work_mem_mb(100_000) < million
+    # PostgreSQL's default for a tiny table, and a ceiling for a huge one
+    assert peer.maintenance_work_mem_mb(10) == 64
+    assert peer.maintenance_work_mem_mb(100_000_000) == 8192

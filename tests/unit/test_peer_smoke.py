@@ -32,6 +32,15 @@ def test_peer_bench_loads_both_systems_with_the_same_vectors_and_reports_them_si
     indexes = report["mem0_user_index"]["indexes"]
     assert any("user_id" in d for d in indexes[peer.MEM0_INDEXED])
     assert not any("user_id" in d for d in indexes[peer.MEM0_DEFAULT])
+    # and mem0's table ends with exactly the indexes mem0 made, its HNSW index built after the COPY
+    assert sorted(load["copy"]["indexes"]) == sorted(indexes[peer.MEM0_DEFAULT])
+    assert any("hnsw" in name for name in load["copy"]["index_build_s"])
+    # and the copy has each of them, under its own name, besides the per-user index
+    same = {
+        peer.retarget_index(d, peer.MEM0_DEFAULT, peer.MEM0_INDEXED)[1] for d in indexes[peer.MEM0_DEFAULT]
+    }
+    extra = set(indexes[peer.MEM0_INDEXED]) - same
+    assert same <= set(indexes[peer.MEM0_INDEXED]) and len(extra) == 1 and "user_id" in extra.pop()
     # and each system has recall, latency and throughput at each client count, with ratios to mem0
     for name in peer.SYSTEMS:
         figures = report["systems"][name]
