@@ -493,6 +493,11 @@ def _indexes(conn: Any, table: str) -> list[tuple[str, str, bool]]:
     ]
 
 
+def _count(conn: Any, table: str) -> int:
+    row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(row[0]) if row is not None else 0
+
+
 def _set_build_memory(conn: Any, rows: int) -> None:
     conn.execute(f"SET maintenance_work_mem = '{maintenance_work_mem_mb(rows)}MB'")
 
@@ -522,7 +527,7 @@ def copy_mem0_rows(
                     vec = "[" + ",".join(repr(float(x)) for x in vectors[content]) + "]"
                     copy.write_row((str(uuid.uuid4()), vec, json.dumps(mem0_payload(subject, content, now))))
         copy_s = time.perf_counter() - t
-        total = conn.execute(f"SELECT count(*) FROM {MEM0_DEFAULT}").fetchone()[0]
+        total = _count(conn, MEM0_DEFAULT)
         _set_build_memory(conn, total)
         builds: dict[str, float] = {}
         for name, ddl in deferred:
@@ -553,7 +558,7 @@ def add_user_index(conninfo: str) -> dict[str, Any]:
         conn.execute(f"CREATE TABLE {MEM0_INDEXED} (LIKE {MEM0_DEFAULT} INCLUDING DEFAULTS)")
         conn.execute(f"INSERT INTO {MEM0_INDEXED} SELECT * FROM {MEM0_DEFAULT}")
         copied = time.perf_counter() - t
-        total = conn.execute(f"SELECT count(*) FROM {MEM0_INDEXED}").fetchone()[0]
+        total = _count(conn, MEM0_INDEXED)
         _set_build_memory(conn, total)
         builds: dict[str, float] = {}
         for _, indexdef, constraint in _indexes(conn, MEM0_DEFAULT):
