@@ -18,13 +18,11 @@ from typing import Any
 import numpy as np
 import psycopg
 from psycopg import abc
-from psycopg.abc import Buffer
-from psycopg.adapt import Loader
 from psycopg.pq import Format
-from psycopg.rows import DictRow, namedtuple_row
+from psycopg.rows import DictRow, tuple_row
 from psycopg.types.json import Jsonb
 
-from agent_memory.adapters.postgres.tsvector import tsvector_counts
+from agent_memory.adapters.postgres.tsvector import LexemeCounter
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType
 from agent_memory.domain.ranking import CandidateFacts
@@ -33,7 +31,8 @@ from agent_memory.ports.store import RetrievalRow
 
 RETRIEVAL_FUNCTIONS = "retrieval_functions.sql"  # in sql/: applied with CREATE OR REPLACE on migrate
 CANDIDATES_FUNCTION = "memory_retrieval_scoped_rows"
-# The candidates function's result columns that retrieval_candidates reads, by name.
+# The candidates function's result columns that retrieval_candidates reads, in this order (`_candidate`
+# unpacks each row as a plain tuple).
 _CANDIDATE_COLUMNS = (
     "id, type, authority, confidence, effective_at, session_id, slot, similarity, lexical, "
     "sentence_similarity, lexemes, query_lexemes, content, category, source_json, value_json, expires_at, "
@@ -78,17 +77,10 @@ def _as_array(v: Any) -> np.ndarray | None:
     return np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32)
 
 
-class _Undecoded(Loader):
-    """A binary column kept as its bytes: the query's lexemes repeat on every row (one is read),
-    and the rows' vectors are decoded together (`_embeddings`), not by one loader call each."""
-
-    format = Format.BINARY
-
-    def load(self, data: Buffer) -> bytes:
-        return bytes(data)
-
-
 _TEXT_ARRAY_OID = 1009  # text[]: the query's lexemes
+_COLUMN_NAMES = [c.strip() for c in _CANDIDATE_COLUMNS.split(",")]
+_LEXEMES_AT = _COLUMN_NAMES.index("query_lexemes")
+_EMBEDDING_AT = _COLUMN_NAMES.index("embedding")
 
 
 @dataclass(frozen=True)
@@ -104,10 +96,16 @@ class _CandidateCursor:
 def _candidate_cursor(conn: psycopg.Connection[Any]) -> _CandidateCursor:
     kept: _CandidateCursor | None = conn.__dict__.get(_KEPT_CURSOR)
     if kept is None or kept.cursor.closed:
-        cursor = conn.cursor(row_factory=namedtuple_row)
+        # Rows as plain tuples (built by psycopg's C code; a named tuple is one Python call a row).
+        # The query's lexemes repeat on every row (one is read) and the rows' vectors are decoded
+        # together (`_embeddings`): both are kept as their bytes by psycopg's own bytea loader,
+        # which is C code, where a loader written here would be one Python call per cell.
+        cursor = conn.cursor(row_factory=tuple_row)
         vector = conn.adapters.types.get("vector")
+        as_bytes = conn.adapters.get_loader(_BYTEA_OID, Format.BINARY)
+        assert as_bytes is not None  # psycopg's own: always registered
         for oid in (_TEXT_ARRAY_OID, *([vector.oid] if vector is not None else [])):
-            cursor.adapters.register_loader(oid, _Undecoded)
+            cursor.adapters.register_loader(oid, as_bytes)
         lexemes = conn.adapters.get_loader(_TEXT_ARRAY_OID, Format.BINARY)
         assert lexemes is not None  # psycopg's own: always registered
         kept = _CandidateCursor(cursor, lexemes(_TEXT_ARRAY_OID, conn), vector is not None)
@@ -116,6 +114,7 @@ def _candidate_cursor(conn: psycopg.Connection[Any]) -> _CandidateCursor:
 
 
 _KEPT_CURSOR = "_memory_candidates_cursor"
+_BYTEA_OID = 17
 
 
 def _embeddings(raw: list[bytes | None]) -> list[np.ndarray | None]:
@@ -135,33 +134,55 @@ def _embeddings(raw: list[bytes | None]) -> list[np.ndarray | None]:
     return [None if b is None else next(decoded) for b in raw]
 
 
-def _candidate(row: Any, query_lexemes: list[str], embedding: np.ndarray | None) -> RetrievalRow:
-    """One row of the candidates function, read by column name."""
-    counts, length = tsvector_counts(row.lexemes or "", query_lexemes)
+def _candidate(row: tuple[Any, ...], counter: LexemeCounter, embedding: np.ndarray | None) -> RetrievalRow:
+    """One row of the candidates function, its columns in _CANDIDATE_COLUMNS' order."""
+    (
+        memory_id,
+        memory_type,
+        authority,
+        confidence,
+        effective_at,
+        session_id,
+        slot,
+        similarity,
+        lexical,
+        sentence_similarity,
+        lexemes,
+        _query_lexemes,
+        content,
+        category,
+        source_json,
+        value_json,
+        expires_at,
+        _embedding,
+        needs_revalidation,
+        contested,
+    ) = row
+    counts, length = counter(lexemes or "")
     return RetrievalRow(
         facts=CandidateFacts(
-            row.id,
-            _MEMORY_TYPES[row.type],
-            _AUTHORITIES[row.authority],
-            round(float(row.confidence), 6),
-            row.effective_at,
-            row.session_id,
-            row.slot,
+            memory_id,
+            _MEMORY_TYPES[memory_type],
+            _AUTHORITIES[authority],
+            round(float(confidence), 6),
+            effective_at,
+            session_id,
+            slot,
         ),
-        similarity=row.similarity,
-        lexical=None if row.lexical is None else float(row.lexical),
-        sentence_similarity=row.sentence_similarity,
+        similarity=similarity,
+        lexical=None if lexical is None else float(lexical),
+        sentence_similarity=sentence_similarity,
         term_counts=counts,
         length=length,
-        query_lexemes=query_lexemes,
-        content=row.content,
-        category=row.category,
-        source_json=row.source_json,
-        value_json=row.value_json,
-        expires_at=row.expires_at,
+        query_lexemes=counter.lexemes,
+        content=content,
+        category=category,
+        source_json=source_json,
+        value_json=value_json,
+        expires_at=expires_at,
         embedding=embedding,
-        needs_revalidation=row.needs_revalidation,
-        contested=row.contested,
+        needs_revalidation=needs_revalidation,
+        contested=contested,
     )
 
 
@@ -196,7 +217,7 @@ class RetrievalQueries:
         # PL/pgSQL keeps its plan in the database connection, so it is planned once per connection
         # without a named prepared statement, which would pin the connection behind RDS Proxy. It
         # sets the tenant for row-level security itself, so it runs as one statement outside a
-        # transaction too. Rows as named tuples: read by name at the cost of a tuple, not a dict.
+        # transaction too. Rows as plain tuples, in _CANDIDATE_COLUMNS' order.
         params = {
             "t": self.tenant_id,
             "s": subject_id,
@@ -214,16 +235,17 @@ class RetrievalQueries:
             kept = _candidate_cursor(self.conn)
             rows = kept.cursor.execute(_CANDIDATES_CALL, params, binary=True).fetchall()
             # every row carries the query's lexemes; they are decoded once
-            first = rows[0].query_lexemes if rows else None
+            first = rows[0][_LEXEMES_AT] if rows else None
             query_lexemes: list[str] = [] if first is None else list(kept.lexemes.load(first) or [])
-            vectors = [row.embedding for row in rows]
+            vectors = [row[_EMBEDDING_AT] for row in rows]
             embeddings = _embeddings(vectors) if kept.raw_vectors else [_as_array(v) for v in vectors]
         else:  # a wrapped connection (the benchmarks time or explain the statement): decoded as read
-            with self.conn.cursor(row_factory=namedtuple_row) as cur:
+            with self.conn.cursor(row_factory=tuple_row) as cur:
                 rows = cur.execute(_CANDIDATES_CALL, params, binary=True).fetchall()
-            query_lexemes = list(rows[0].query_lexemes or []) if rows else []
-            embeddings = [_as_array(row.embedding) for row in rows]
-        return [_candidate(row, query_lexemes, e) for row, e in zip(rows, embeddings, strict=True)]
+            query_lexemes = list(rows[0][_LEXEMES_AT] or []) if rows else []
+            embeddings = [_as_array(row[_EMBEDDING_AT]) for row in rows]
+        counter = LexemeCounter(query_lexemes)  # the query's lexemes looked up in every row
+        return [_candidate(row, counter, e) for row, e in zip(rows, embeddings, strict=True)]
 
     def search_tenant_wide(
         self, *, query_embedding: np.ndarray, max_sensitivity_rank: int, now: datetime, limit: int
