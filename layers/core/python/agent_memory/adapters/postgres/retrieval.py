@@ -115,6 +115,18 @@ def _candidate_cursor(conn: psycopg.Connection[Any]) -> _CandidateCursor:
 
 _KEPT_CURSOR = "_memory_candidates_cursor"
 _BYTEA_OID = 17
+_LOG_CALL = "SELECT memory_log_retrieval(%s, %s, %s, %s, %s, %s)"
+_EVENT_CURSOR = "_memory_access_event_cursor"
+
+
+def _event_cursor(conn: psycopg.Connection[Any]) -> psycopg.Cursor[Any]:
+    """The access event's cursor, kept on its connection like the candidates' (a new cursor per
+    event cost a sixth of the event's client time); it works inside a transaction or outside."""
+    cursor: psycopg.Cursor[Any] | None = conn.__dict__.get(_EVENT_CURSOR)
+    if cursor is None or cursor.closed:
+        cursor = conn.cursor()
+        conn.__dict__[_EVENT_CURSOR] = cursor  # dies with the connection
+    return cursor
 
 
 def _embeddings(raw: list[bytes | None]) -> list[np.ndarray | None]:
@@ -282,10 +294,11 @@ class RetrievalQueries:
         """One retrieval's access event: one statement (memory_log_retrieval), durable when it
         returns outside a transaction, committed with the transaction inside one."""
         log_id = new_id("acc")
-        self.conn.execute(
-            "SELECT memory_log_retrieval(%s, %s, %s, %s, %s, %s)",
-            (self.tenant_id, log_id, subject_id, actor, list(memory_ids), Jsonb(payload)),
-        )
+        params = (self.tenant_id, log_id, subject_id, actor, list(memory_ids), Jsonb(payload))
+        if isinstance(self.conn, psycopg.Connection):
+            _event_cursor(self.conn).execute(_LOG_CALL, params)
+        else:  # a wrapped connection (the benchmarks time the statement)
+            self.conn.execute(_LOG_CALL, params)
         return log_id
 
     def pending_retrieval_logs(self, limit: int) -> list[dict[str, Any]]:
