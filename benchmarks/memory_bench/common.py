@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -767,3 +767,99 @@ def write_marker(data_dir: Path, info: dict[str, Any]) -> None:
 
 def stable_seed(*parts: Any) -> int:
     return int(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:8], 16)
+
+
+# --------------------------------------------------------------------------- client processes
+def timed_loop(
+    prepare: Callable[[], Callable[[], object]], start_at: float, seconds: float
+) -> tuple[list[float], int, float]:
+    """In a client process: wait for the wall-clock `start_at`, then call for `seconds`. `prepare()` picks
+    the next request (not timed) and returns the call to time. Returns the latencies of the calls that
+    succeeded, the number that raised, and the process's CPU seconds."""
+    while time.time() < start_at:
+        time.sleep(0.001)
+    end = start_at + seconds
+    cpu0 = time.process_time()
+    lat: list[float] = []
+    errors = 0
+    while True:
+        call = prepare()
+        t = time.perf_counter()
+        if time.time() >= end:
+            break
+        try:
+            call()
+        except Exception:
+            errors += 1
+            continue
+        lat.append(time.perf_counter() - t)
+    return lat, errors, time.process_time() - cpu0
+
+
+@dataclass
+class PoolRun:
+    """One timed run of a pool's first n clients, added up."""
+
+    latencies: list[float]
+    errors: int
+    client_cpu_s: float
+    server_cpu_s: float
+    machine_busy_pct: float
+
+
+class ProcessPool:
+    """N client processes, spawned once and kept for every run. `target(idx, *args(idx), cmd_q, out_q)`
+    says ("ready", idx) when set up, then for each command from its queue either answers it its own way
+    or runs `timed_loop` and says ("done", idx, latencies, errors, cpu_s); None ends it."""
+
+    def __init__(
+        self, n: int, target: Callable[..., None], args: Callable[[int], tuple[Any, ...]], data_dir: Path
+    ) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        self.data_dir = data_dir
+        self.out_q = ctx.Queue()
+        self.cmd_qs = [ctx.Queue() for _ in range(n)]
+        self.procs = [
+            ctx.Process(target=target, args=(*args(i), self.cmd_qs[i], self.out_q), daemon=True)
+            for i in range(n)
+        ]
+        for pr in self.procs:
+            pr.start()
+        for _ in range(n):
+            self.get("ready")
+
+    def get(self, kind: str, timeout: float = 600) -> Any:
+        msg = self.out_q.get(timeout=timeout)
+        if msg[0] != kind:
+            raise RuntimeError(f"client said {msg!r}, expected {kind}")
+        return msg
+
+    def send(self, n: int, cmd: tuple[Any, ...]) -> None:
+        for q in self.cmd_qs[:n]:
+            q.put(cmd)
+
+    def timed(self, n: int, cmd: Callable[[float], tuple[Any, ...]], seconds: float) -> PoolRun:
+        """The first n clients run `cmd(start_at)` together, starting half a second from now."""
+        start_at = time.time() + 0.5
+        busy = CpuSampler()
+        pg0 = pg_cpu_seconds(self.data_dir)
+        self.send(n, cmd(start_at))
+        lat: list[float] = []
+        errors, client_cpu = 0, 0.0
+        for _ in range(n):
+            _, _, worker_lat, worker_err, cpu = self.get("done", timeout=seconds + 600)
+            lat.extend(worker_lat)
+            errors += worker_err
+            client_cpu += cpu
+        server_cpu = pg_cpu_seconds(self.data_dir) - pg0
+        return PoolRun(lat, errors, client_cpu, server_cpu, busy.busy_pct())
+
+    def close(self) -> None:
+        for q in self.cmd_qs:
+            q.put(None)
+        for pr in self.procs:
+            pr.join(timeout=30)
+            if pr.is_alive():
+                pr.terminate()

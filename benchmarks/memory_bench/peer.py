@@ -44,7 +44,6 @@ import contextlib
 import hashlib
 import importlib.util
 import json
-import multiprocessing as mp
 import os
 import random
 import re
@@ -634,26 +633,14 @@ def _mem0_worker(
         if cmd is None:
             break
         name, start_at, seconds = cmd
-        mem = mems[name]
-        mem_search = mem.search
-        while time.time() < start_at:
-            time.sleep(0.001)
-        end = start_at + seconds
-        cpu0 = time.process_time()
-        lat: list[float] = []
-        errors = 0
-        while True:
+        mem_search = mems[name].search
+
+        def prepare(mem_search: Any = mem_search) -> Any:
             subject, text = queries[rng.randrange(len(queries))]
-            t = time.perf_counter()
-            if time.time() >= end:
-                break
-            try:
-                mem_search(text, filters={"user_id": subject}, top_k=TOP_K)
-            except Exception:
-                errors += 1
-                continue
-            lat.append(time.perf_counter() - t)
-        out_q.put(("done", idx, lat, errors, time.process_time() - cpu0))
+            return lambda: mem_search(text, filters={"user_id": subject}, top_k=TOP_K)
+
+        lat, errors, cpu = c.timed_loop(prepare, start_at, seconds)
+        out_q.put(("done", idx, lat, errors, cpu))
 
 
 class Mem0Pool:
@@ -667,66 +654,30 @@ class Mem0Pool:
         queries: list[Query],
         vectors: dict[str, np.ndarray],
     ) -> None:
-        ctx = mp.get_context("spawn")
-        self.data_dir = data_dir
-        self.out_q = ctx.Queue()
-        self.cmd_qs = [ctx.Queue() for _ in range(n)]
         pairs = [(q.subject, q.text) for q in queries]
         qvecs = {q.text: vectors[q.text].tolist() for q in queries}
-        self.procs = [
-            ctx.Process(
-                target=_mem0_worker,
-                args=(i, str(data_dir), configs, pairs, qvecs, self.cmd_qs[i], self.out_q),
-                daemon=True,
-            )
-            for i in range(n)
-        ]
-        for pr in self.procs:
-            pr.start()
-        for _ in range(n):
-            self._get("ready")
-
-    def _get(self, kind: str, timeout: float = 600) -> Any:
-        msg = self.out_q.get(timeout=timeout)
-        if msg[0] != kind:
-            raise RuntimeError(f"client said {msg!r}, expected {kind}")
-        return msg
+        self.pool = c.ProcessPool(
+            n, _mem0_worker, lambda i: (i, str(data_dir), configs, pairs, qvecs), data_dir
+        )
 
     def run(self, n: int, name: str, seconds: float) -> dict[str, Any]:
-        start_at = time.time() + 0.5
-        busy = c.CpuSampler()
-        pg0 = c.pg_cpu_seconds(self.data_dir)
-        for q in self.cmd_qs[:n]:
-            q.put((name, start_at, seconds))
-        lat: list[float] = []
-        errors, client_cpu = 0, 0.0
-        for _ in range(n):
-            _, _, worker_lat, worker_err, cpu = self._get("done", timeout=seconds + 600)
-            lat.extend(worker_lat)
-            errors += worker_err
-            client_cpu += cpu
-        server_cpu = c.pg_cpu_seconds(self.data_dir) - pg0
-        done = max(1, len(lat))
+        r = self.pool.timed(n, lambda start_at: (name, start_at, seconds), seconds)
+        done = max(1, len(r.latencies))
         return {
             "clients": n,
             "system": name,
             "seconds": seconds,
-            "searches": len(lat),
-            "errors": errors,
-            "qps": round(len(lat) / seconds, 1),
-            **c.summarize_ms(lat),
-            "machine_busy_pct": busy.busy_pct(),
-            "client_cpu_ms_per_search": round(client_cpu / done * 1000, 2),
-            "server_cpu_ms_per_search": round(server_cpu / done * 1000, 2),
+            "searches": len(r.latencies),
+            "errors": r.errors,
+            "qps": round(len(r.latencies) / seconds, 1),
+            **c.summarize_ms(r.latencies),
+            "machine_busy_pct": r.machine_busy_pct,
+            "client_cpu_ms_per_search": round(r.client_cpu_s / done * 1000, 2),
+            "server_cpu_ms_per_search": round(r.server_cpu_s / done * 1000, 2),
         }
 
     def close(self) -> None:
-        for q in self.cmd_qs:
-            q.put(None)
-        for pr in self.procs:
-            pr.join(timeout=30)
-            if pr.is_alive():
-                pr.terminate()
+        self.pool.close()
 
 
 # --------------------------------------------------------------------------- the service

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import multiprocessing as mp
 import os
 import random
 import time
@@ -471,6 +470,18 @@ def _worker(
     floor_conn = None
     clearance = p.clearance.rank
     stack = contextlib.ExitStack()  # the floor's own connection, opened on first use
+
+    def ask(mode: str, subject: str, qi: int, req: Any) -> None:
+        nonlocal floor_conn
+        if mode in FLOOR_CALLS:  # the bare exact k-NN [+ the access event]
+            if floor_conn is None:
+                floor_conn = stack.enter_context(floor_connection(url))
+            FLOOR_CALLS[mode](floor_conn, subject, qvecs[qi], clearance, qtexts[qi])
+        elif mode == "embed":
+            container.broker.retrieve(p, req)
+        else:
+            container.broker.retrieve(p, req, query_embedding=qvecs[qi])
+
     out_q.put(("ready", idx))
     while True:
         cmd = cmd_q.get()
@@ -484,32 +495,14 @@ def _worker(
             container.broker.embedder = real_embedder
             out_q.put(("loaded", idx))
             continue
-        while time.time() < start_at:
-            time.sleep(0.001)
-        end = start_at + seconds
-        cpu0 = time.process_time()
-        lat: list[float] = []
-        errors = 0
-        while True:
+
+        def prepare(mode: str = mode) -> Any:
             subject, qi = workload[rng.randrange(len(workload))]
             req = RetrieveRequest(subject_id=subject, query=qtexts[qi])
-            t = time.perf_counter()
-            if time.time() >= end:
-                break
-            try:
-                if mode in FLOOR_CALLS:  # the bare exact k-NN [+ the access event]
-                    if floor_conn is None:
-                        floor_conn = stack.enter_context(floor_connection(url))
-                    FLOOR_CALLS[mode](floor_conn, subject, qvecs[qi], clearance, qtexts[qi])
-                elif mode == "embed":
-                    container.broker.retrieve(p, req)
-                else:
-                    container.broker.retrieve(p, req, query_embedding=qvecs[qi])
-            except Exception:
-                errors += 1
-                continue
-            lat.append(time.perf_counter() - t)
-        out_q.put(("done", idx, lat, errors, time.process_time() - cpu0))
+            return lambda: ask(mode, subject, qi, req)
+
+        lat, errors, cpu = c.timed_loop(prepare, start_at, seconds)
+        out_q.put(("done", idx, lat, errors, cpu))
     stack.close()
     container.close()
 
@@ -526,74 +519,36 @@ class ClientPool:
         qtexts: list[str],
         qvecs: np.ndarray,
     ) -> None:
-        ctx = mp.get_context("spawn")
-        self.data_dir = data_dir
-        self.out_q = ctx.Queue()
-        self.cmd_qs = [ctx.Queue() for _ in range(n)]
-        self.procs = [
-            ctx.Process(
-                target=_worker,
-                args=(i, url, str(data_dir), workload, qtexts, qvecs, self.cmd_qs[i], self.out_q),
-                daemon=True,
-            )
-            for i in range(n)
-        ]
-        for pr in self.procs:
-            pr.start()
-        for _ in range(n):
-            self._get("ready")
-
-    def _get(self, kind: str, timeout: float = 600) -> Any:
-        msg = self.out_q.get(timeout=timeout)
-        if msg[0] != kind:
-            raise RuntimeError(f"client said {msg!r}, expected {kind}")
-        return msg
+        self.pool = c.ProcessPool(
+            n, _worker, lambda i: (i, url, str(data_dir), workload, qtexts, qvecs), data_dir
+        )
 
     def load_embedders(self, n: int) -> None:
-        for q in self.cmd_qs[:n]:
-            q.put(("embed", 0.0, 0.0))
+        self.pool.send(n, ("embed", 0.0, 0.0))
         for _ in range(n):
-            self._get("loaded")
+            self.pool.get("loaded")
 
     def run(self, n: int, mode: str, seconds: float) -> dict[str, Any]:
-        start_at = time.time() + 0.5
-        busy = c.CpuSampler()
-        pg0 = c.pg_cpu_seconds(self.data_dir)
-        for q in self.cmd_qs[:n]:
-            q.put((mode, start_at, seconds))
-        lat: list[float] = []
-        errors = 0
-        client_cpu = 0.0
-        for _ in range(n):
-            _, _, worker_lat, worker_err, cpu = self._get("done", timeout=seconds + 600)
-            lat.extend(worker_lat)
-            errors += worker_err
-            client_cpu += cpu
-        server_cpu = c.pg_cpu_seconds(self.data_dir) - pg0
-        done = max(1, len(lat))
+        r = self.pool.timed(n, lambda start_at: (mode, start_at, seconds), seconds)
+        done = max(1, len(r.latencies))
         return {
             "clients": n,
             "mode": mode,
             "seconds": seconds,
-            "retrievals": len(lat),
-            "errors": errors,
-            "qps": round(len(lat) / seconds, 1),
-            **c.summarize_ms(lat),
-            "machine_busy_pct": busy.busy_pct(),
-            "client_cpu_ms_per_retrieval": round(client_cpu / done * 1000, 2),
-            "server_cpu_ms_per_retrieval": round(server_cpu / done * 1000, 2),
-            "cpu_bound_qps_2_cores": round(2000 / ((client_cpu + server_cpu) / done * 1000), 1)
-            if client_cpu + server_cpu > 0
+            "retrievals": len(r.latencies),
+            "errors": r.errors,
+            "qps": round(len(r.latencies) / seconds, 1),
+            **c.summarize_ms(r.latencies),
+            "machine_busy_pct": r.machine_busy_pct,
+            "client_cpu_ms_per_retrieval": round(r.client_cpu_s / done * 1000, 2),
+            "server_cpu_ms_per_retrieval": round(r.server_cpu_s / done * 1000, 2),
+            "cpu_bound_qps_2_cores": round(2000 / ((r.client_cpu_s + r.server_cpu_s) / done * 1000), 1)
+            if r.client_cpu_s + r.server_cpu_s > 0
             else None,
         }
 
     def close(self) -> None:
-        for q in self.cmd_qs:
-            q.put(None)
-        for pr in self.procs:
-            pr.join(timeout=30)
-            if pr.is_alive():
-                pr.terminate()
+        self.pool.close()
 
 
 # --------------------------------------------------------------------------- the bench
