@@ -176,6 +176,25 @@ def side_by_side(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+NAMES = {SERVICE: "this service", MEM0_DEFAULT: "mem0, default schema", MEM0_INDEXED: "mem0 + per-user index"}
+_RATIO_KEYS = ("qps_1", "qps_4", "qps_16", "p50", "p95", "p95_16", "load", "load_batched")
+_SYSTEM_KEYS = tuple(key for _, key in ROWS)
+
+
+def figures_entry(report: dict[str, Any]) -> dict[str, Any]:
+    """One run's figures as docs/benchmark-figures.json keeps them for the page's table and plot (a corpus
+    size under `peer.sizes`): the ratios to each mem0 variant, recall@1 and @5 of each system, and each
+    system's own figures, under the names the page uses."""
+    systems, ratios = report["systems"], report["ratios"]
+    return {
+        "memories": report["records"],
+        "queries": report["queries"],
+        "ratios": {NAMES[s]: {k: ratios[s].get(k) for k in _RATIO_KEYS} for s in SYSTEMS if s in ratios},
+        "recall": {NAMES[s]: [systems[s]["recall_at_1"], systems[s]["recall_at_5"]] for s in SYSTEMS},
+        "systems": {NAMES[s]: {k: systems[s].get(k) for k in _SYSTEM_KEYS} for s in SYSTEMS},
+    }
+
+
 # --------------------------------------------------------------------------- the corpus
 @dataclass
 class Corpus:

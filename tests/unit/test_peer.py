@@ -189,3 +189,29 @@ def test_the_build_memory_holds_the_hnsw_graph_of_the_rows_within_bounds():
     # PostgreSQL's default for a tiny table, and a ceiling for a huge one
     assert peer.maintenance_work_mem_mb(10) == 64
     assert peer.maintenance_work_mem_mb(100_000_000) == 8192
+
+
+def test_a_runs_figures_for_the_page_carry_the_ratios_recall_and_figures_under_the_pages_names():
+    # Given a run's report
+    systems = {
+        peer.SERVICE: _figures(load_per_s_batched=1500.0),
+        peer.MEM0_DEFAULT: _figures(qps_16=100.0, recall_at_1=0.1, recall_at_5=0.2),
+        peer.MEM0_INDEXED: _figures(qps_16=150.0),
+    }
+    ratios = {s: peer.peer_ratios(systems[peer.SERVICE], systems[s]) for s in peer.SYSTEMS[1:]}
+    report = {"records": 1000, "queries": 50, "systems": systems, "ratios": ratios}
+    # When its entry for docs/benchmark-figures.json is made
+    entry = peer.figures_entry(report)
+    # Then the ratios are the run's, by the page's names, and recall is (@1, @5) for each system
+    assert (entry["memories"], entry["queries"]) == (1000, 50)
+    assert list(entry["ratios"]) == ["mem0, default schema", "mem0 + per-user index"]
+    assert entry["ratios"]["mem0, default schema"]["qps_16"] == 3.0
+    assert entry["ratios"]["mem0 + per-user index"]["load_batched"] == 6.0  # 1500 / 250
+    assert entry["recall"] == {
+        "this service": [0.5, 0.9],
+        "mem0, default schema": [0.1, 0.2],
+        "mem0 + per-user index": [0.5, 0.9],
+    }
+    assert entry["systems"]["this service"]["load_per_s_batched"] == 1500.0
+    assert entry["systems"]["mem0 + per-user index"]["qps_16"] == 150.0
+    json.dumps(entry)  # plain JSON
