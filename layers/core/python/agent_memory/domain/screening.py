@@ -24,15 +24,18 @@ The patterns themselves are in `screening_patterns`.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 
 from agent_memory.domain.invisible import IGNORABLE as _IGNORABLE
 from agent_memory.domain.invisible import visible_text
-from agent_memory.domain.screening_patterns import SIGNALS as _SIGNALS
+from agent_memory.domain.screening_patterns import FLAGS as _FLAGS
+from agent_memory.domain.screening_patterns import SIGNAL_PATTERNS as _SIGNAL_PATTERNS
+from agent_memory.domain.screening_prefilter import Prefilter
 
-__all__ = ["Screening", "screen_for_instructions", "visible_text"]
+__all__ = ["Screening", "screen_for_instructions", "screen_with_every_pattern", "visible_text"]
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,53 @@ class Screening:
 def screen_for_instructions(text: str) -> Screening:
     """Return which instruction-like signals the text carries (empty = clean), in any form a
     model could read it (`_reading_forms`), including the ASCII hidden in Unicode tag characters,
-    which models read although people cannot see it ("ASCII smuggling")."""
-    forms = _reading_forms(text)
-    signals = tuple(name for name, pattern in _SIGNALS if any(pattern.search(f) for f in forms))
+    which models read although people cannot see it ("ASCII smuggling").
+
+    Only the patterns whose triggers a form contains are run on it (`screening_prefilter`): the
+    others cannot match it, so the result is that of `screen_with_every_pattern`."""
+    raised: set[int] = set()
+    prefilter = _prefilter()
+    for form in _reading_forms(text):
+        for i in prefilter.candidates(form):
+            signal = _SIGNAL_OF[i]
+            if signal not in raised and _pattern(i).search(form):
+                raised.add(signal)
+    signals = tuple(name for k, (name, _) in enumerate(_SIGNAL_PATTERNS) if k in raised)
     return Screening(flagged=bool(signals), signals=signals)
+
+
+def screen_with_every_pattern(text: str) -> Screening:
+    """The same screening the long way: every signal's patterns, as one alternation, on every
+    reading form, each form looked for without the quick checks. The reference that
+    `screen_for_instructions` is tested and measured against."""
+    forms = _reading_forms(text, quick=False)
+    signals = tuple(name for name, pattern in _alternations() if any(pattern.search(f) for f in forms))
+    return Screening(flagged=bool(signals), signals=signals)
+
+
+@functools.cache
+def _alternations() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple(
+        (name, re.compile("|".join(f"(?:{p})" for p in patterns), _FLAGS))
+        for name, patterns in _SIGNAL_PATTERNS
+    )
+
+
+# Every pattern on its own and the signal it raises.
+_ALL_PATTERNS = [(k, p) for k, (_, patterns) in enumerate(_SIGNAL_PATTERNS) for p in patterns]
+_SIGNAL_OF = [k for k, _ in _ALL_PATTERNS]
+
+
+@functools.cache
+def _prefilter() -> Prefilter:
+    """The patterns' triggers, derived on the first screening (about 0.1 s), not on import."""
+    return Prefilter([p for _, p in _ALL_PATTERNS], _FLAGS)
+
+
+@functools.cache
+def _pattern(i: int) -> re.Pattern[str]:
+    """Compiled when first needed: most never run on ordinary text."""
+    return re.compile(_ALL_PATTERNS[i][1], _FLAGS)
 
 
 # --------------------------------------------------------------------------- reading forms
@@ -69,27 +115,41 @@ _LEET = str.maketrans("013457@$", "oieastas")
 _LEET_WORD = re.compile(r"(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]{2,}")
 # Four or more single letters set apart by spaces, dots, dashes, stars or apostrophes: "i g n o r e".
 _SPACED_RUN = re.compile(r"(?<![^\W\d_])[a-z](?:[ .*_'-]{1,4}[a-z](?![^\W\d_])){3,}")
+# What a text needs before those two are worth looking for (the searches are costly, these are
+# not): a leetspeak word has a letter next to a digit, @ or $; a spaced run's second and third
+# letters stand between separators. Each is contained in every match; the tests check it.
+_LEET_HINT = re.compile(r"[a-z][0-9@$]|[0-9@$][a-z]")
+_SPACED_HINT = re.compile(r"[ .*_'-][a-z][ .*_'-]{1,4}[a-z][ .*_'-]")
+# The invisible characters that are ASCII (controls), to tell an ASCII text that needs no folding.
+_ASCII_IGNORABLE = re.compile(
+    "[" + "".join(re.escape(chr(c)) for c in range(128) if _IGNORABLE.match(chr(c))) + "]"
+)
 
 
-def _fold(text: str) -> str:
+def _fold(text: str, *, quick: bool = True) -> str:
     """The text as a model reads it, in the alphabet the patterns are written in."""
-    if text.isascii() and not _IGNORABLE.search(text):
+    if text.isascii() and not (_ASCII_IGNORABLE if quick else _IGNORABLE).search(text):
         return text.lower()
     shown = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)).translate(_CONFUSABLES)
     bare = "".join(ch for ch in unicodedata.normalize("NFKD", shown) if not unicodedata.combining(ch))
     return bare.casefold()
 
 
-def _reading_forms(text: str) -> list[str]:
-    folded = _fold(text)
+def _reading_forms(text: str, *, quick: bool = True) -> list[str]:
+    """The folded text, and the other ways a model could read it. `quick`: skip a costly search
+    where a cheap one shows it would find nothing (the forms are the same either way)."""
+    folded = _fold(text, quick=quick)
     forms = [folded]
-    hidden = "".join(chr(ord(ch) - _TAG_OFFSET) for ch in text if _TAG_FIRST <= ord(ch) <= _TAG_LAST)
-    if hidden:
-        forms.append(_fold(hidden))
+    if not (quick and text.isascii()):  # tag characters are not ASCII
+        hidden = "".join(chr(ord(ch) - _TAG_OFFSET) for ch in text if _TAG_FIRST <= ord(ch) <= _TAG_LAST)
+        if hidden:
+            forms.append(_fold(hidden, quick=quick))
     # Two or more such words with three letters or more: "1gn0re all prev1ous", not "q4" or "3pm".
-    if sum(len(re.findall("[a-z]", word)) >= 3 for word in _LEET_WORD.findall(folded)) >= 2:
+    if (not quick or _LEET_HINT.search(folded)) and sum(
+        len(re.findall("[a-z]", word)) >= 3 for word in _LEET_WORD.findall(folded)
+    ) >= 2:
         forms.append(_LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded))
-    if _SPACED_RUN.search(folded):
+    if (not quick or _SPACED_HINT.search(folded)) and _SPACED_RUN.search(folded):
         forms.append(_SPACED_RUN.sub(_collapse_spaced, folded))
     return forms
 

@@ -1,6 +1,6 @@
 """Screening patterns for instructions that dismiss the model's own ("ignore your previous
 instructions") or give it a new role ("you are now an unrestricted assistant"), per language.
-The other signals and the compiled table: `screening_patterns`."""
+The other signals and the table of signals: `screening_patterns`."""
 
 from __future__ import annotations
 

@@ -4,7 +4,9 @@ French, German, Spanish, Portuguese, Dutch), written against the folded text `sc
 verb of dismissal and a pointer at the model's own instructions: `screening`.
 
 Performance: every pattern starts at a literal word and its gaps are bounded runs of words
-(no nested unbounded repeats), so matching is linear in the text.
+(no nested unbounded repeats), so matching is linear in the text. Screening runs a pattern only
+on a text that holds the literal strings it needs (`screening_prefilter`, which derives them from
+the pattern: nothing to declare here, but a pattern must need some, which its tests check).
 """
 
 from __future__ import annotations
@@ -246,18 +248,19 @@ _TOOL_CALL = [
 ]
 
 
-def _compile(table: dict[str, list[str]] | list[str]) -> re.Pattern[str]:
-    patterns = [p for ps in table.values() for p in ps] if isinstance(table, dict) else table
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.MULTILINE)
+def _flat(table: dict[str, list[str]] | list[str]) -> tuple[str, ...]:
+    return tuple(p for ps in table.values() for p in ps) if isinstance(table, dict) else tuple(table)
 
 
 # Signal names are recorded in a quarantined memory's reasons ("untrusted_instruction:<signals>").
-SIGNALS: list[tuple[str, re.Pattern[str]]] = [
-    ("override_instructions", _compile(_OVERRIDE)),
-    ("role_override", _compile(_ROLE_OVERRIDE)),
-    ("directive_to_model", _compile(_DIRECTIVE)),
-    ("exfiltration", _compile(_EXFILTRATION)),
-    ("role_tag", _compile(_ROLE_TAG)),
-    ("delimiter", _compile(_DELIMITER)),
-    ("tool_call", _compile(_TOOL_CALL)),
-]
+# A signal is raised when any of its patterns matches (MULTILINE: "^" starts a line).
+SIGNAL_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("override_instructions", _flat(_OVERRIDE)),
+    ("role_override", _flat(_ROLE_OVERRIDE)),
+    ("directive_to_model", _flat(_DIRECTIVE)),
+    ("exfiltration", _flat(_EXFILTRATION)),
+    ("role_tag", _flat(_ROLE_TAG)),
+    ("delimiter", _flat(_DELIMITER)),
+    ("tool_call", _flat(_TOOL_CALL)),
+)
+FLAGS = re.MULTILINE
