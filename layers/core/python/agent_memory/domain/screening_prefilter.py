@@ -64,8 +64,8 @@ def words_of(text: str) -> set[str]:
 
 @dataclass(frozen=True, order=True)
 class Trigger:
-    """A string every match of its clause's pattern may contain (one of the clause's must be
-    there), and, when the pattern bounds part of it on both sides, that part as a whole word."""
+    """One string of a clause (every match of the pattern contains one of its clause's), and,
+    when the pattern bounds part of it on both sides, that part: then a whole word of the text."""
 
     text: str
     word: str | None = None
@@ -162,7 +162,7 @@ def _exact(item: Item) -> frozenset[str] | None:
     """Every string one parse item can match, edge marks included, if they are few; else None."""
     op, arg = item
     if op is _c.LITERAL:
-        return frozenset((chr(arg),))
+        return frozenset((chr(arg),)) if chr(arg) != _EDGE else None
     if op is _c.AT:
         return frozenset((_EDGE if arg in _EDGES else "",))
     if op in _LOOKAROUNDS:
@@ -316,7 +316,7 @@ def _one_starts_non_word(op: Any, arg: Any) -> bool:
     if op is _c.IN:
         return _non_word_set(arg)
     if op is _c.SUBPATTERN:
-        return _starts_non_word(arg[3])
+        return not arg[1] & re.IGNORECASE and _starts_non_word(arg[3])
     if op is _c.BRANCH:
         return all(_starts_non_word(b) for b in arg[1])
     if op in _REPEATS:
@@ -343,7 +343,7 @@ def _one_ends_non_word(op: Any, arg: Any) -> bool:
     if op is _c.IN:
         return _non_word_set(arg)
     if op is _c.SUBPATTERN:
-        return _ends_non_word(arg[3])
+        return not arg[1] & re.IGNORECASE and _ends_non_word(arg[3])
     if op is _c.BRANCH:
         return all(_ends_non_word(b) for b in arg[1])
     if op in _REPEATS:
