@@ -9,7 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_memory.domain.enums import Authority, MemoryType, Status
-from agent_memory.domain.ranking import BM25_B, BM25_K1, Candidate, bm25_counts, rank_candidates
+from agent_memory.domain.ranking import (
+    BM25_B,
+    BM25_K1,
+    SUPERSEDE_MARGIN,
+    SUPERSEDE_SIMILARITY,
+    Candidate,
+    bm25_counts,
+    names_what_it_names,
+    rank_candidates,
+)
 from agent_memory.domain.records import MemoryRecord, Source
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
@@ -132,6 +141,94 @@ def test_unrelated_newer_memories_do_not_jump_the_queue():
     ranked = rank_candidates([older, newer], NOW, head=2)
     # Then the order is by score
     assert [c.record.id for c in ranked] == ["older", "newer"]
+
+
+QUESTION = ["sso", "rollout", "escal"]  # "what did we agree about the SSO rollout after they escalated?"
+
+
+def episode(
+    rid: str, *, days_old: float, session: str, similarity: float, terms: dict[str, int], v: np.ndarray
+):
+    return Candidate(
+        record(rid, days_old=days_old, session=session),
+        similarity=similarity,
+        lexical=float(bool(terms)),
+        embedding=v,
+        term_counts=terms,
+        length=20,
+    )
+
+
+def test_given_a_newer_episode_about_something_else_when_ranked_then_the_clearly_more_similar_older_one_stays_first():
+    # Given the asked-for episode (older, clearly the most similar, naming the topic and what happened)
+    asked = episode(
+        "asked",
+        days_old=400,
+        session="a",
+        similarity=0.80,
+        terms={"sso": 1, "rollout": 1, "escal": 1},
+        v=unit([1.0, 0.0, 0.0]),
+    )
+    # And a newer call on another topic after the same kind of escalation: written alike (its vector
+    # near the asked-for one's) and close in score, but naming only part of the question
+    other_topic = episode(
+        "other_topic",
+        days_old=20,
+        session="b",
+        similarity=0.72,
+        terms={"escal": 1},
+        v=unit([0.5, 0.866, 0.0]),
+    )
+    filler = episode("filler", days_old=5, session="c", similarity=0.10, terms={}, v=unit([0.0, 0.0, 1.0]))
+    # When ranked
+    ranked = rank_candidates([asked, other_topic, filler], NOW, query_tokens=QUESTION, head=5)
+    # Then it is the case the newest-version reorder looks at (similar vectors, within the margin)
+    assert float(asked.embedding @ other_topic.embedding) >= SUPERSEDE_SIMILARITY
+    assert other_topic.score >= asked.score - SUPERSEDE_MARGIN
+    # And the asked-for episode keeps first place
+    assert [c.record.id for c in ranked] == ["asked", "other_topic", "filler"]
+
+
+def test_given_a_newer_version_naming_what_the_older_names_when_ranked_then_it_moves_above():
+    # Given an older answer and a newer one about the same thing, one question term reworded
+    older = episode(
+        "older",
+        days_old=200,
+        session="a",
+        similarity=0.80,
+        terms={"sso": 1, "rollout": 1, "escal": 1},
+        v=unit([1.0, 0.2, 0.0]),
+    )
+    newer = episode(
+        "newer",
+        days_old=10,
+        session="b",
+        similarity=0.74,
+        terms={"sso": 2, "rollout": 1},
+        v=unit([1.0, 0.3, 0.0]),
+    )
+    filler = episode("filler", days_old=5, session="c", similarity=0.10, terms={}, v=unit([0.0, 0.0, 1.0]))
+    # When ranked
+    ranked = rank_candidates([older, newer, filler], NOW, query_tokens=QUESTION, head=5)
+    # Then the newer version comes first, and reported scores stay non-increasing
+    assert [c.record.id for c in ranked] == ["newer", "older", "filler"]
+    assert all(a.score >= b.score for a, b in pairwise(ranked))
+
+
+def test_given_query_terms_when_compared_then_a_newer_memory_may_leave_out_at_most_one_the_older_names():
+    v = unit([1.0, 0.0, 0.0])
+    older = episode("o", days_old=9, session="a", similarity=0.5, terms={"a": 1, "b": 2, "c": 1, "z": 0}, v=v)
+
+    def newer(terms: dict[str, int]) -> Candidate:
+        return episode("n", days_old=1, session="b", similarity=0.5, terms=terms, v=v)
+
+    assert names_what_it_names(newer({"a": 1, "b": 1, "c": 3}), older)
+    assert names_what_it_names(newer({"a": 1, "b": 1, "d": 4}), older)  # one left out
+    assert not names_what_it_names(newer({"a": 1, "d": 4}), older)  # two left out
+    assert not names_what_it_names(newer({"a": 1, "b": 0, "z": 5}), older)  # a zero count names nothing
+    # And with no full-text terms at all the test does not hold a memory back
+    none = episode("none", days_old=9, session="a", similarity=0.5, terms={}, v=v)
+    assert names_what_it_names(newer({}), none)
 
 
 def test_verified_facts_do_not_decay_but_episodes_do():
