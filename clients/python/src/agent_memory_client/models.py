@@ -261,6 +261,7 @@ class RetrievedMemory(ResponseModel):
     content: str
     section: str  # verified_facts | relevant | supporting | unverified
     score: float
+    rank: int | None = None  # place by relevance among those returned, 1 first (listed by section)
     authority: str
     verified: bool
     confidence: float

@@ -5,7 +5,7 @@ at most top_k across all sections."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from agent_memory.domain.enums import Authority
@@ -100,3 +100,16 @@ def in_budget_order(buckets: Buckets, ranked: list[Candidate]) -> list[tuple[Can
     position = {id(c): i for i, c in enumerate(ranked)}
     rest.sort(key=lambda cs: position[id(cs[0])])
     return [(c, "verified_facts") for c in verified] + rest
+
+
+def returned_ranks(ranked: list[Candidate], returned: Collection[str]) -> dict[str, int]:
+    """Each returned memory's place in the ranking among those returned, 1 the most relevant. The
+    answer lists memories by section (verified facts first, unverified notes last), so an episode
+    that ranks first can be listed after a less relevant fact: this is how to read them by relevance."""
+    places: dict[str, int] = {}
+    for c in ranked:
+        if len(places) == len(returned):
+            break
+        if c.record.id in returned:
+            places[c.record.id] = len(places) + 1
+    return places

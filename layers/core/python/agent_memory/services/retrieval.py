@@ -31,7 +31,7 @@ from agent_memory.domain.freshness import FreshnessDecisions, FreshnessGate
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import Candidate, rank_candidates, similarity_floor, topical_query
 from agent_memory.domain.records import MemoryRecord, Principal, RetrievedMemory, utcnow
-from agent_memory.domain.selection import in_budget_order, named_slots, select
+from agent_memory.domain.selection import in_budget_order, named_slots, returned_ranks, select
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import (
@@ -263,6 +263,10 @@ class RetrievalBroker:
             (shown.view(c, section) for c, section in ordered if c.record.id in kept),
             key=lambda m: section_order[m["section"]],
         )
+        # listed by section; `rank` is each one's place by relevance (1 first)
+        ranks = returned_ranks(ranking.ranked, {m["id"] for m in memories})
+        for m in memories:
+            m["rank"] = ranks[m["id"]]
         retrieval = Retrieval(
             subject_id=request.subject_id,
             context=assembled.text,

@@ -59,6 +59,10 @@ class RetrievedMemory(ResponseModel):
         description="cosine similarity to the query; null for a lexical-only hit"
     )
     score: float
+    rank: int = Field(
+        description="its place by relevance among the memories returned, 1 the most relevant "
+        "(`memories` is listed by section, verified facts first)"
+    )
     authority: Authority
     verified: bool
     confidence: float
@@ -106,6 +110,7 @@ class RetrieveResponse(ResponseModel):
                             "section": "verified_facts",
                             "similarity": 0.83,
                             "score": 0.91,
+                            "rank": 1,
                             "authority": "system_of_record",
                             "verified": True,
                             "confidence": 1.0,
