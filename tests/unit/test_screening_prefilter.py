@@ -122,7 +122,7 @@ def test_given_text_a_pattern_matches_when_checked_then_it_holds_a_trigger_of_ev
     # Then the matched text holds a trigger of every clause, and that trigger's word is one of the
     # text's words
     for clause in CLAUSES[index]:
-        assert _holds(clause, match.group(), words), (name, text, sorted(clause))
+        assert _holds(clause, match.group(), words), (name, text, sorted(t.text for t in clause))
 
 
 @pytest.mark.parametrize("index", range(len(PATTERNS)), ids=PATTERN_IDS)

@@ -62,7 +62,7 @@ def words_of(text: str) -> set[str]:
     return set(_WORD.findall(text))
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Trigger:
     """One string of a clause (every match of the pattern contains one of its clause's), and,
     when the pattern bounds part of it on both sides, that part: then a whole word of the text."""
@@ -110,16 +110,17 @@ def _trigger(marked: str) -> Trigger:
     return Trigger(marked.replace(_EDGE, ""), max(whole, key=len) if whole else None)
 
 
-def _order(clause: frozenset[Trigger]) -> tuple[bool, int, int, tuple[Trigger, ...]]:
+def _order(clause: frozenset[Trigger]) -> tuple[bool, int, int, tuple[tuple[str, str], ...]]:
     """Clauses answered by words first, the one whose shortest word is longest (rarer in text)
     first; then the others, cheapest first: a string to look for costs one, a two-character one
     three more and a character that ordinary text is full of twenty more (it would let the
     pattern run on almost every text). The sorted triggers fix the order of the rest."""
     shortest = min(len(t.word or t.text) for t in clause)
+    fixed = tuple(sorted((t.text, t.word or "") for t in clause))
     if all(t.word is not None for t in clause):
-        return (False, -shortest, len(clause), tuple(sorted(clause)))
+        return (False, -shortest, len(clause), fixed)
     cost = sum(1 + (20 if t.text in _COMMON_CHARS else 3 if len(t.text) == 2 else 0) for t in clause)
-    return (True, cost, -shortest, tuple(sorted(clause)))
+    return (True, cost, -shortest, fixed)
 
 
 # Characters that support text is full of: a poor thing to look for on their own.
@@ -274,7 +275,7 @@ def _required_item(item: Item, before: str = "", after: str = "") -> tuple[froze
 
 
 @functools.cache
-def _marked_order(clause: frozenset[str]) -> tuple[bool, int, int, tuple[Trigger, ...]]:
+def _marked_order(clause: frozenset[str]) -> tuple[bool, int, int, tuple[tuple[str, str], ...]]:
     return _order(frozenset(_trigger(s) for s in clause))
 
 
