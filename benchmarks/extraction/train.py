@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from memory_bench.extraction_splits import HERE, LAYER_DATA, train_and_export
+from memory_bench.extraction_splits import LAYER_DATA, TRAINING_FILES, train_and_export
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--data",
         nargs="+",
-        default=[str(HERE / "train.jsonl"), str(HERE / "labelled_transcripts.jsonl")],
-        help="labelled transcript files (default: the generated set and the hand-labelled set)",
+        default=[str(p) for p in TRAINING_FILES],
+        help="labelled transcript files (default: the generated, hand-labelled and written sets)",
     )
     parser.add_argument("--out", default=str(LAYER_DATA / "extractor-head.npz"))
     parser.add_argument("--seed", type=int, default=0)

@@ -6,10 +6,18 @@ head with the same code). Splits, every file in the `labelled_transcripts.jsonl`
 - `hand_labelled`: `labelled_transcripts.jsonl`, written by hand; in-sample for
   both (the rules were written against it, the head is trained on it too).
 - `generated_in_sample`: `train.jsonl`, the learned head's generated training data.
-- `cross_domain:<d>:generated|hand_labelled`: a head trained on the other two
-  domains only (of both training files), tested on domain `<d>` of each file;
-  the rules stay in-sample on the hand-labelled part.
-- `heldout`: `heldout.jsonl`, written by a different process than `train.jsonl`.
+- `written`: `written_<domain>.jsonl`, conversations written by other authors than
+  the templates and the hand-labelled set, for breadth of wording; the head
+  trains on them, the rules were never written against them.
+- `cross_domain:<d>:generated|hand_labelled|written`: a head trained on the other
+  two domains only (of every training file), tested on domain `<d>` of each
+  file; the rules stay in-sample on the hand-labelled part.
+- `heldout`: `heldout.jsonl`, written by a different process than the training
+  files and never trained on.
+
+The learned extractor is the default when it does at least as well as the rules on
+every headline figure of the splits that neither was fitted to: `cross_domain:written`
+and `heldout` (`learned_beats_rules_unseen`).
 
 Each candidate's decision is the write gateway's pure rules (`prepare`, then
 `resolve_conflict` against an empty store); candidates align to labels by
@@ -35,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import random
 import tempfile
 from datetime import UTC, datetime
@@ -43,7 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.adapters.extractors.learned import ExtractorHead, LearnedExtractor
+from agent_memory.adapters.extractors.learned import ExtractorHead, LearnedExtractor, head_features
+from agent_memory.adapters.extractors.ngrams import NgramFeatures
 from agent_memory.adapters.extractors.rules import RulesExtractor
 from agent_memory.domain.admission import resolve_conflict
 from agent_memory.domain.errors import InvalidRequest
@@ -61,6 +71,10 @@ LAYER_DATA = (
 )
 SPEAKERS = ("customer", "agent", "system")
 SPEAKER_SCALE = 1.0
+# The statement's words beside its vector: at most this many unigrams and bigrams, scaled by this
+# (0 trains a head on the vectors alone).
+NGRAM_FEATURES = 6000
+NGRAM_SCALE = float(os.environ.get("MEMORY_BENCH_NGRAM_SCALE", "1.0"))
 HIDDEN = 128
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 SMALL_TALK = {"small_talk", "greeting", "thanks", "venting", "pleasantry", "acknowledgement", "sign_off"}
@@ -70,10 +84,17 @@ FILES = {
     "train": HERE / "train.jsonl",
     "heldout": HERE / "heldout.jsonl",
 }
+# Conversations written for breadth by other authors, one file per domain (training data).
+WRITTEN = sorted(HERE.glob("written_*.jsonl"))
+# What the committed head is trained on.
+TRAINING_FILES = [HERE / "train.jsonl", HERE / "labelled_transcripts.jsonl", *WRITTEN]
 
 
-def load(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def load(path: Path | list[Path]) -> list[dict[str, Any]]:
+    paths = path if isinstance(path, list) else [path]
+    return [
+        json.loads(line) for p in paths for line in p.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def decision_of(c: CandidateMemory, session_id: str) -> str:
@@ -159,6 +180,12 @@ def score_rows(
                     "pred_type": best[2] if best else None,
                     "pred_decision": best[3] if best else "not_stored",
                     "admitted_overlap": any(o[3] == "admitted" for o in over),
+                    "quote": mask_identifiers(lab["quote"]).text,
+                    "admitted_as": [
+                        f"{o[2]}:{o[1].slot or ''}:{o[1].confidence_basis[:40]}"
+                        for o in over
+                        if o[3] == "admitted"
+                    ],
                 }
             )
         for c, ctype, d in cands:
@@ -215,9 +242,10 @@ def _figures(
     return out
 
 
-def ece_of(head: ExtractorHead, embedder: Any, path: Path, domain: str | None = None) -> float:
-    """ECE of the head's statement labels (speaker rules applied) on a file's gold statements."""
-    rows = [r for r in load_statements(path) if domain is None or r["domain"] == domain]
+def ece_of(head: ExtractorHead, embedder: Any, path: Path | list[Path], domain: str | None = None) -> float:
+    """ECE of the head's statement labels (speaker rules applied) on the files' gold statements."""
+    paths = path if isinstance(path, list) else [path]
+    rows = [r for p in paths for r in load_statements(p) if domain is None or r["domain"] == domain]
     extractor = LearnedExtractor(embedder, head=head)
     got = extractor.classify_statements([r["text"] for r in rows], [r["speaker"] for r in rows])
     conf = np.array([p for _, p in got])
@@ -232,6 +260,7 @@ def run(*, seed: int = 0) -> dict[str, Any]:
     rules = RulesExtractor()
     learned = LearnedExtractor(embedder, head=head)
     data = {name: load(path) for name, path in FILES.items()}
+    data["written"] = load(WRITTEN)
     splits: dict[str, Any] = {}
     pooled: dict[str, dict[str, list[Any]]] = {}
 
@@ -254,18 +283,24 @@ def run(*, seed: int = 0) -> dict[str, Any]:
 
     both("hand_labelled", data["hand_labelled"], learned, ece_of(head, embedder, FILES["hand_labelled"]))
     both("generated_in_sample", data["train"], learned, ece_of(head, embedder, FILES["train"]))
-    train_rows = load_statements(FILES["train"]) + load_statements(FILES["hand_labelled"])
+    if data["written"]:
+        both("written_in_sample", data["written"], learned, ece_of(head, embedder, WRITTEN))
+    train_rows = [row for path in TRAINING_FILES for row in load_statements(path)]
+    parts = {"train": "generated", "hand_labelled": "hand_labelled", "written": "written"}
     for domain in ("crm", "support", "wealth"):
         trained = fit_head([r for r in train_rows if r["domain"] != domain], embedder, seed=seed)
         held_head = ExtractorHead(trained["weights"])
         model = LearnedExtractor(embedder, head=held_head)
-        for part in ("train", "hand_labelled"):
-            both(
-                f"cross_domain:{domain}:{'generated' if part == 'train' else part}",
-                [r for r in data[part] if r["domain"] == domain],
-                model,
-                ece_of(held_head, embedder, FILES[part], domain),
-            )
+        for part, split in parts.items():
+            records = [r for r in data[part] if r["domain"] == domain]
+            if records:
+                files = WRITTEN if part == "written" else FILES[part]
+                both(
+                    f"cross_domain:{domain}:{split}",
+                    records,
+                    model,
+                    ece_of(held_head, embedder, files, domain),
+                )
     both("heldout", data["heldout"], learned, ece_of(head, embedder, FILES["heldout"]))
     embedder.save()
     for key, acc in pooled.items():
@@ -281,7 +316,7 @@ def run(*, seed: int = 0) -> dict[str, Any]:
     return {
         "splits": splits,
         "targets_cross_domain": TARGETS,
-        "learned_beats_rules_cross_domain": _beats(splits),
+        "learned_beats_rules_unseen": _beats(splits),
         "extractors": {
             "rules": {"name": rules.name, "version": rules.version},
             "learned": {
@@ -342,9 +377,12 @@ def run_llm(
 
 
 def _beats(splits: dict[str, Any]) -> bool:
-    """The learned extractor is at least as good as the rules on every headline figure of both pooled
-    cross-domain splits (the condition for making it the default)."""
-    for key in ("cross_domain:generated", "cross_domain:hand_labelled"):
+    """The learned extractor is at least as good as the rules on every headline figure of the splits
+    neither was fitted to: written wording of an unseen domain, and the held-out set (the condition
+    for it being the default)."""
+    for key in ("cross_domain:written", "heldout"):
+        if key not in splits:
+            return False
         r, lrn = splits[key]["rules"], splits[key]["learned"]
         for metric in ("recall", "commercial_held", "admitted_precision"):
             if (lrn[metric] or 0.0) < (r[metric] or 0.0):
@@ -362,8 +400,10 @@ def table(report: dict[str, Any]) -> str:
     order = [
         "hand_labelled",
         "generated_in_sample",
+        "written_in_sample",
         "cross_domain:generated",
         "cross_domain:hand_labelled",
+        "cross_domain:written",
         "heldout",
     ]
     names = [n for n in order if n in report["splits"]] + [n for n in report["splits"] if n not in order]
@@ -441,11 +481,15 @@ class CachedEmbedder:
         np.savez(self.path, **self.cache)  # type: ignore[arg-type]
 
 
-def features(vectors: np.ndarray, speakers: list[str]) -> np.ndarray:
-    onehot = np.zeros((len(speakers), len(SPEAKERS)), dtype=np.float32)
-    for i, s in enumerate(speakers):
-        onehot[i, SPEAKERS.index(s)] = SPEAKER_SCALE
-    return np.hstack([vectors.astype(np.float32), onehot])
+def fit_ngrams(texts: list[str]) -> NgramFeatures:
+    """The word n-gram vocabulary and idf, fitted by scikit-learn with the settings the run time
+    reproduces (adapters/extractors/ngrams.py)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=NGRAM_FEATURES)
+    vectorizer.fit(texts)
+    vocabulary = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.__getitem__)
+    return NgramFeatures(vocabulary, vectorizer.idf_)
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -479,8 +523,13 @@ def fit_head(
     labels = sorted({r["label"] for r in rows})
     index = {label: i for i, label in enumerate(labels)}
 
+    ngrams = fit_ngrams([r["text"] for r in fit_rows]) if NGRAM_SCALE > 0 else None
+
     def xy(part: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
-        x = features(embedder.embed([r["text"] for r in part]), [r["speaker"] for r in part])
+        texts = [r["text"] for r in part]
+        x = head_features(
+            embedder.embed(texts), [r["speaker"] for r in part], texts, SPEAKER_SCALE, ngrams, NGRAM_SCALE
+        )
         return x, np.array([index[r["label"]] for r in part])
 
     x_fit, y_fit = xy(fit_rows)
@@ -529,6 +578,10 @@ def fit_head(
         "temperature": np.array(best_t, dtype=np.float32),
         "speaker_scale": np.array(SPEAKER_SCALE, dtype=np.float32),
     }
+    if ngrams is not None:
+        weights["ngram_vocabulary"] = np.array(ngrams.vocabulary)
+        weights["ngram_idf"] = ngrams.idf.astype(np.float32)
+        weights["ngram_scale"] = np.array(NGRAM_SCALE, dtype=np.float32)
     return {"weights": weights, "report": report}
 
 

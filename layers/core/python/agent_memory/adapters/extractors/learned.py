@@ -20,13 +20,16 @@ What stays deterministic (the rules extractor's pieces, reused):
   turns are read by the rules (tool output, confirmed outcomes);
 - commercial terms: the rules' term detector or the model's `contract.*`
   label make a CONTRACT_COMMERCIAL fact, which the gateway holds for approval;
-- inferences (observations) carry `agent_inference` and are quarantined;
+- inferences (observations) carry `agent_inference` and are quarantined, and an
+  agent's guess about the customer (the rules' inference pattern) is one whatever
+  the model says;
 - the customer's refusals ("I'd rather not say"), no preference ("either is
   fine"), venting and bare thanks are not stored (the rules' lexicons), and a
   customer's question states no fact (it can still ask for a preference or a
   commercial term);
-- identifiers: a statement holding one is kept only as a problem report;
-  every content is masked; plan tier and seats are the system of record's;
+- identifiers: a customer's statement holding one is read by the rules and kept
+  only as a problem report; every content is masked; plan tier and seats are the
+  system of record's;
 - the session pass (the customer's last statement in a slot wins), exact
   repeats dropped, the episode summary.
 """
@@ -50,6 +53,7 @@ from agent_memory.adapters.extractors.lexicons import (
     _EXTRA_INJECTION,
     _NO_PREFERENCE,
     _NOT_COMMITMENT,
+    _OBSERVATION,
     _PREF_SLOTS,
     _SOR_PLAN,
     _SOR_SEATS,
@@ -57,6 +61,7 @@ from agent_memory.adapters.extractors.lexicons import (
     _VENTING,
     _is_question,
 )
+from agent_memory.adapters.extractors.ngrams import NgramFeatures
 from agent_memory.adapters.extractors.rules import (
     RulesExtractor,
 )
@@ -81,7 +86,7 @@ from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.embedder import Embedder
 
 HEAD_FILE = "extractor-head.npz"
-HEAD_SHA256 = "608a8981d36d4d8cb3b19e4e0145d6e20b53a298fe11a23da05ccb9e03415d0b"
+HEAD_SHA256 = "0d52dabd7f64f1fd20fea7ad89d68ebcff83e8733148102cf2d66ea49127098a"
 DEFAULT_MIN_CONFIDENCE = 0.5
 # A statement whose probability of being a commercial term reaches this is held for approval even
 # when another label is likelier: a wrongly held statement costs a review, a wrongly admitted
@@ -130,6 +135,24 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def head_features(
+    vectors: np.ndarray,
+    speakers: list[str],
+    texts: list[str],
+    speaker_scale: float,
+    ngrams: NgramFeatures | None,
+    ngram_scale: float,
+) -> np.ndarray:
+    """The head's input (training builds it with this too): sentence vector, speaker, words."""
+    onehot = np.zeros((len(speakers), len(SPEAKERS)), dtype=np.float32)
+    for i, s in enumerate(speakers):
+        onehot[i, SPEAKERS.index(s)] = speaker_scale
+    parts = [np.asarray(vectors, dtype=np.float32), onehot]
+    if ngrams is not None:
+        parts.append(ngrams.transform(texts) * np.float32(ngram_scale))
+    return np.hstack(parts)
+
+
 class ExtractorHead:
     """The trained head: features -> hidden (ReLU) -> logits / temperature -> softmax. numpy only."""
 
@@ -141,7 +164,14 @@ class ExtractorHead:
         self.labels: list[str] = [str(x) for x in weights["labels"]]
         self.temperature = float(weights["temperature"])
         self.speaker_scale = float(weights["speaker_scale"])
-        self.dimension = int(self.w1.shape[0]) - len(SPEAKERS)
+        # The statement's words beside its vector (ngrams.py), when the head was trained with them.
+        self.ngrams: NgramFeatures | None = None
+        self.ngram_scale = 0.0
+        if "ngram_vocabulary" in weights:
+            self.ngrams = NgramFeatures([str(t) for t in weights["ngram_vocabulary"]], weights["ngram_idf"])
+            self.ngram_scale = float(weights["ngram_scale"])
+        words = self.ngrams.dimension if self.ngrams is not None else 0
+        self.dimension = int(self.w1.shape[0]) - len(SPEAKERS) - words
 
     @classmethod
     def load(cls, path: Path | None = None, *, sha256: str | None = HEAD_SHA256) -> ExtractorHead:
@@ -157,14 +187,11 @@ class ExtractorHead:
         with np.load(io.BytesIO(raw), allow_pickle=False) as data:
             return cls({k: data[k] for k in data.files})
 
-    def features(self, vectors: np.ndarray, speakers: list[str]) -> np.ndarray:
-        onehot = np.zeros((len(speakers), len(SPEAKERS)), dtype=np.float32)
-        for i, s in enumerate(speakers):
-            onehot[i, SPEAKERS.index(s)] = self.speaker_scale
-        return np.hstack([np.asarray(vectors, dtype=np.float32), onehot])
+    def features(self, vectors: np.ndarray, speakers: list[str], texts: list[str]) -> np.ndarray:
+        return head_features(vectors, speakers, texts, self.speaker_scale, self.ngrams, self.ngram_scale)
 
-    def probabilities(self, vectors: np.ndarray, speakers: list[str]) -> np.ndarray:
-        x = self.features(vectors, speakers)
+    def probabilities(self, vectors: np.ndarray, speakers: list[str], texts: list[str]) -> np.ndarray:
+        x = self.features(vectors, speakers, texts)
         hidden = np.maximum(x @ self.w1 + self.b1, 0.0)
         logits = (hidden @ self.w2 + self.b2) / self.temperature
         logits -= logits.max(axis=1, keepdims=True)
@@ -203,7 +230,7 @@ class LearnedExtractor(RulesExtractor):
         """(label, calibrated confidence, probability that it is a commercial term) per statement."""
         if not texts:
             return []
-        probs = self.head.probabilities(self.sentence_embedder.embed(texts), speakers)
+        probs = self.head.probabilities(self.sentence_embedder.embed(texts), speakers, texts)
         commercial = np.array([label.startswith("fact|contract.") for label in self.head.labels])
         out: list[tuple[str, float, float]] = []
         for row, speaker in zip(probs, speakers, strict=True):
@@ -222,7 +249,7 @@ class LearnedExtractor(RulesExtractor):
             for index, turn in enumerate(transcript.turns)
             for s in split_sentences(index, turn.speaker, turn.text)
         ]
-        pending = [s for s in sentences if s.speaker is not Speaker.SYSTEM and not self._instruction(s)]
+        pending = [s for s in sentences if not self._read_by_rules(s)]
         labels = dict(
             zip(
                 (id(s) for s in pending),
@@ -232,8 +259,8 @@ class LearnedExtractor(RulesExtractor):
         )
         decided: list[_Proposal | _Skip] = []
         for s in sentences:
-            if self._instruction(s) or s.speaker is Speaker.SYSTEM:
-                decided.extend(self._classify(s, session))  # the rules' screening and system reading
+            if self._read_by_rules(s):
+                decided.extend(self._classify(s, session))  # screening, system turns, identifiers
             else:
                 label, confidence, commercial = labels[id(s)]
                 if commercial >= self.commercial_floor and not label.startswith("fact|contract."):
@@ -247,6 +274,14 @@ class LearnedExtractor(RulesExtractor):
     @staticmethod
     def _instruction(s: Sentence) -> bool:
         return bool(screen_for_instructions(s.text).flagged or _EXTRA_INJECTION.search(s.text))
+
+    @classmethod
+    def _read_by_rules(cls, s: Sentence) -> bool:
+        """What the deterministic rules decide, never the model: injected instructions, system turns,
+        and a customer's statement holding an identifier (kept only as a problem report)."""
+        if s.speaker is Speaker.SYSTEM or cls._instruction(s):
+            return True
+        return s.speaker is Speaker.CUSTOMER and bool(identifier_kinds(s.text))
 
     def _decide(self, s: Sentence, label: str, confidence: float, session: _Session) -> _Proposal | _Skip:
         """The model's label turned into a proposal, under the deterministic rules: commercial terms
@@ -265,6 +300,10 @@ class LearnedExtractor(RulesExtractor):
             # The agent's own "I'll ..." is a commitment whatever the model says (a speaker rule).
             kind, confidence = "commitment", max(confidence, 0.85)
             basis = "agent stated commitment (the rules' pattern)"
+        elif s.speaker is Speaker.AGENT and kind != "observation" and _OBSERVATION.search(s.text):
+            # An agent's guess about the customer is an inference, quarantined, whatever the model says.
+            kind, confidence = "observation", max(confidence, 0.5)
+            basis = "agent inference about the customer (the rules' pattern)"
         elif label == "none":
             return _Skip(s, "not_memorable")
         skip = self._not_stored(s, kind, confidence)
@@ -384,7 +423,7 @@ class LearnedExtractor(RulesExtractor):
 
     def _likeliest_contract_label(self, s: Sentence) -> str:
         vector = self.sentence_embedder.embed([s.text])
-        probs = self.head.probabilities(vector, [s.speaker.value])[0]
+        probs = self.head.probabilities(vector, [s.speaker.value], [s.text])[0]
         index = {label: i for i, label in enumerate(self.head.labels)}
         return max(self._contract_labels, key=lambda label: probs[index[label]])
 
@@ -401,4 +440,4 @@ class LearnedExtractor(RulesExtractor):
         return {"value": found.group(0)} if found else {}
 
 
-__all__ = ["ExtractorHead", "LearnedExtractor"]
+__all__ = ["ExtractorHead", "LearnedExtractor", "head_features"]
