@@ -122,6 +122,7 @@ LABEL_KEYS = {
 _LONG_NUMBER = re.compile(r"\b\d(?:[ -]?\d){12,18}\b")
 _SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+_ACCOUNT_NUMBER = re.compile(r"\baccount (?:number|no\.?) ?:? ?\d{6,}", re.IGNORECASE)
 _GAP = re.compile(r"[\s.,;:!?\-\u2013\u2014\"'()]*")
 
 
@@ -228,7 +229,7 @@ def _coverage_problems(index: int, text: str, labels: list[dict[str, Any]]) -> l
 def _identifier_problems(index: int, text: str, labels: list[dict[str, Any]]) -> list[str]:
     flagged = [lab["quote"] for lab in labels if lab["contains_identifier"]]
     problems = []
-    for pattern in (_LONG_NUMBER, _SSN, _IBAN):
+    for pattern in (_LONG_NUMBER, _SSN, _IBAN, _ACCOUNT_NUMBER):
         for m in pattern.finditer(text):
             if not any(m.group(0) in quote for quote in flagged):
                 problems.append(

@@ -118,9 +118,9 @@ class Settings(BaseSettings):
     # session still being extracted is not queued twice).
     outbox_relay_after_s: float = Field(default=5.0, ge=0, le=3600)
     extraction_stuck_after_s: float = Field(default=300.0, ge=150, le=86_400)
-    # Session-close extractor: "rules" (patterns), "learned" (a trained head over MiniLM sentence
-    # vectors, offline; docs/extraction.md) or "llm" (an OpenAI-compatible endpoint).
-    extractor: Literal["rules", "learned", "llm"] = "rules"
+    # Session-close extractor: "learned" (the default: a trained head over MiniLM sentence vectors,
+    # offline; docs/extraction.md), "rules" (patterns only) or "llm" (an OpenAI-compatible endpoint).
+    extractor: Literal["rules", "learned", "llm"] = "learned"
     # The learned extractor skips a statement whose calibrated confidence is below this.
     extractor_min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     llm_base_url: str | None = None
