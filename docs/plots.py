@@ -176,15 +176,16 @@ def peer(data: dict[str, Any], out: Path) -> Path:
         left.set_title(f"Against mem0 at {size} memories ({run['queries']:,} questions)")
         left.legend(frameon=False, fontsize=8, loc="upper left")
         systems = list(run["recall"].items())
-        metrics = ["recall@1", "recall@5"]
+        metrics = ["recall@1\n(first listed)", "recall@1\n(highest score)", "recall@5"]
         width = 0.8 / len(systems)
         for n, (name, values) in enumerate(systems):
             xs = [i - 0.4 + width * (n + 0.5) for i in range(len(metrics))]
             right.bar(xs, values, width, label=name, color=[BAR, BAR_LIGHT, "#bbbbbb"][n % 3])
         right.set_xticks(range(len(metrics)), metrics)
-        right.set_ylim(0, 1.1)
+        right.set_ylim(0, 1.3)
+        right.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         right.set_title(f"Finding the memory a question is about, {size}")
-        right.legend(frameon=False, fontsize=8)
+        right.legend(frameon=False, fontsize=7, loc="upper center", ncol=3)
     return _save(fig, out, "peer.png")
 
 

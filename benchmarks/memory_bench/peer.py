@@ -16,7 +16,9 @@ Needs the optional `peer` dependency group (mem0ai, pinned in pyproject.toml):
 3. mem0 adds the first `--mem0-adds` active memories one `add` at a time into its default schema (a
    table with an HNSW index, as `PGVectorConfig` makes it), in a database of its own on the same
    server: its load rate. The rest go into its table by COPY, each row as its `add` writes it (one
-   `add` at a time would take hours at 100k on this machine). A copy of that table gets, besides, a B-tree index on the user id
+   `add` at a time would take hours at 100k on this machine), its HNSW and full-text indexes dropped
+   first and created again afterwards from their own definitions (`copy_mem0_rows`): the schema mem0
+   makes, loaded faster. A copy of that table (the same indexes, built the same way) gets, besides, a B-tree index on the user id
    (`payload->>'user_id'`), added by hand: mem0's search filters on it, and with only the HNSW
    index the filter is applied after the approximate scan, which rarely keeps the user's rows.
    The service's load rate is its write path, one `WriteGateway.write` at a time with precomputed
@@ -183,14 +185,18 @@ _SYSTEM_KEYS = tuple(key for _, key in ROWS)
 
 def figures_entry(report: dict[str, Any]) -> dict[str, Any]:
     """One run's figures as docs/benchmark-figures.json keeps them for the page's table and plot (a corpus
-    size under `peer.sizes`): the ratios to each mem0 variant, recall@1 and @5 of each system, and each
+    size under `peer.sizes`): the ratios to each mem0 variant, recall@1 (first returned, highest score)
+    and @5 of each system, and each
     system's own figures, under the names the page uses."""
     systems, ratios = report["systems"], report["ratios"]
     return {
         "memories": report["records"],
         "queries": report["queries"],
         "ratios": {NAMES[s]: {k: ratios[s].get(k) for k in _RATIO_KEYS} for s in SYSTEMS if s in ratios},
-        "recall": {NAMES[s]: [systems[s]["recall_at_1"], systems[s]["recall_at_5"]] for s in SYSTEMS},
+        "recall": {
+            NAMES[s]: [systems[s][k] for k in ("recall_at_1", "recall_at_1_by_score", "recall_at_5")]
+            for s in SYSTEMS
+        },
         "systems": {NAMES[s]: {k: systems[s].get(k) for k in _SYSTEM_KEYS} for s in SYSTEMS},
     }
 

@@ -202,15 +202,15 @@ def test_a_runs_figures_for_the_page_carry_the_ratios_recall_and_figures_under_t
     report = {"records": 1000, "queries": 50, "systems": systems, "ratios": ratios}
     # When its entry for docs/benchmark-figures.json is made
     entry = peer.figures_entry(report)
-    # Then the ratios are the run's, by the page's names, and recall is (@1, @5) for each system
+    # Then the ratios are the run's, by the page's names, and recall is (@1, @1 by score, @5) for each system
     assert (entry["memories"], entry["queries"]) == (1000, 50)
     assert list(entry["ratios"]) == ["mem0, default schema", "mem0 + per-user index"]
     assert entry["ratios"]["mem0, default schema"]["qps_16"] == 3.0
     assert entry["ratios"]["mem0 + per-user index"]["load_batched"] == 6.0  # 1500 / 250
     assert entry["recall"] == {
-        "this service": [0.5, 0.9],
-        "mem0, default schema": [0.1, 0.2],
-        "mem0 + per-user index": [0.5, 0.9],
+        "this service": [0.5, 0.6, 0.9],
+        "mem0, default schema": [0.1, 0.6, 0.2],
+        "mem0 + per-user index": [0.5, 0.6, 0.9],
     }
     assert entry["systems"]["this service"]["load_per_s_batched"] == 1500.0
     assert entry["systems"]["mem0 + per-user index"]["qps_16"] == 150.0
