@@ -66,8 +66,8 @@ EXTRACTION_THRESHOLDS: dict[str, dict[str, dict[str, tuple[str, float]]]] = {
         "heldout": {
             "recall": ("min", 0.71),
             "junk_admitted": ("max", 0.10),
-            "commercial_held": ("min", 0.94),
-            "admitted_precision": ("min", 0.91),
+            "commercial_held": ("min", 0.97),
+            "admitted_precision": ("min", 0.92),
         },
         "written": {
             "recall": ("min", 0.89),

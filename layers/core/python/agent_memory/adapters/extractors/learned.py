@@ -91,7 +91,7 @@ DEFAULT_MIN_CONFIDENCE = 0.5
 # A statement whose probability of being a commercial term reaches this is held for approval even
 # when another label is likelier: a wrongly held statement costs a review, a wrongly admitted
 # price costs a promise nobody approved.
-DEFAULT_COMMERCIAL_FLOOR = 0.2
+DEFAULT_COMMERCIAL_FLOOR = 0.1
 SPEAKERS = ("customer", "agent", "system")
 _NOT_WORTH_STORING = frozenset({"not_memorable", "low_confidence"})
 
