@@ -210,7 +210,7 @@ def test_close_session_waits_for_extraction_and_working_memory_round_trips(api, 
     token = api.token(TENANT, "agent-1", ["agent"], clearance="confidential")
     poller = QueuePoller(local_aws.queue_url, endpoint_url=local_aws.endpoint_url, region="us-east-1")
     turns = [
-        {"speaker": "customer", "text": "Please send the renewal paperwork by email, not phone."},
+        {"speaker": "customer", "text": "Please email me rather than phoning."},
         {"speaker": "agent", "text": "Will do."},
     ]
 
