@@ -69,3 +69,20 @@ def test_the_committed_head_reads_words() -> None:
     v = np.zeros((2, head.dimension), dtype=np.float32)
     p = head.probabilities(v, ["customer", "customer"], ["I prefer email", "we run email on Exchange"])
     assert not np.allclose(p[0], p[1])
+
+
+def test_the_heads_forward_pass_is_the_dense_product() -> None:
+    # Given the committed head and statements with and without known words
+    head = ExtractorHead.load()
+    texts = ["I prefer email", "zzqx", "Please send the invoices to finance, not to me.", ""]
+    rng = np.random.default_rng(1)
+    v = rng.normal(size=(len(texts), head.dimension)).astype(np.float32)
+    speakers = ["customer", "agent", "customer", "system"]
+    # When the probabilities are computed, and again by the plain dense product of every feature
+    got = head.probabilities(v, speakers, texts)
+    x = head.features(v, speakers, texts)
+    logits = (np.maximum(x @ head.w1 + head.b1, 0.0) @ head.w2 + head.b2) / head.temperature
+    expected = np.exp(logits - logits.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    # Then they are the same
+    np.testing.assert_allclose(got, expected, atol=1e-5)

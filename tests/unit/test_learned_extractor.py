@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder
 from agent_memory.adapters.extractors.learned import HEAD_FILE, ExtractorHead, LearnedExtractor
 from agent_memory.domain.enums import Authority, MemoryType
 from agent_memory.domain.errors import ConfigurationError
@@ -181,3 +182,32 @@ def test_refusals_no_preference_and_questions_state_nothing(learned: LearnedExtr
     result = learned.extract(transcript(("customer", text)))
     # Then nothing is proposed from it
     assert result.candidates == []
+
+
+def test_a_very_long_session_is_read_by_the_model_only_up_to_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a learned extractor whose model reads at most 3 statements of a session
+    from agent_memory.adapters.extractors import learned as learned_module
+
+    monkeypatch.setattr(learned_module, "MAX_MODEL_STATEMENTS", 3)
+    seen: list[int] = []
+
+    class CountingEmbedder(MiniLMOnnxEmbedder):
+        def embed(self, texts: list[str]) -> np.ndarray:
+            seen.append(len(texts))
+            return super().embed(texts)
+
+    extractor = LearnedExtractor(CountingEmbedder())
+    # When a session of six statements closes, the last one a plain contact preference
+    result = extractor.extract(
+        transcript(
+            ("customer", "Hello there."),
+            ("customer", "Nice weather today."),
+            ("customer", "We had a busy week."),
+            ("customer", "Thanks for calling."),
+            ("customer", "Good to talk."),
+            ("customer", "Please always contact me by email."),
+        )
+    )
+    # Then the model embedded three statements, and the rules still read the rest
+    assert seen == [3]
+    assert any(c.slot == "preference.contact_channel" for c in result.candidates)

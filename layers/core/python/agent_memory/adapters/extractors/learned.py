@@ -88,6 +88,9 @@ from agent_memory.ports.embedder import Embedder
 HEAD_FILE = "extractor-head.npz"
 HEAD_SHA256 = "0d52dabd7f64f1fd20fea7ad89d68ebcff83e8733148102cf2d66ea49127098a"
 DEFAULT_MIN_CONFIDENCE = 0.5
+# The most statements of one session the model reads (about 10 s of embedding on one vCPU); the
+# rest are read by the rules.
+MAX_MODEL_STATEMENTS = 1500
 # A statement whose probability of being a commercial term reaches this is held for approval even
 # when another label is likelier: a wrongly held statement costs a review, a wrongly admitted
 # price costs a promise nobody approved.
@@ -191,8 +194,19 @@ class ExtractorHead:
         return head_features(vectors, speakers, texts, self.speaker_scale, self.ngrams, self.ngram_scale)
 
     def probabilities(self, vectors: np.ndarray, speakers: list[str], texts: list[str]) -> np.ndarray:
-        x = self.features(vectors, speakers, texts)
-        hidden = np.maximum(x @ self.w1 + self.b1, 0.0)
+        # The same numbers as `features(...) @ w1`, without the dense word columns: a statement holds
+        # a handful of the vocabulary's n-grams, so their rows of w1 are added one statement at a
+        # time, and the one large product is over the vector and speaker columns only.
+        dense = head_features(vectors, speakers, texts, self.speaker_scale, None, 0.0)
+        width = dense.shape[1]
+        hidden = dense @ self.w1[:width] + self.b1
+        if self.ngrams is not None:
+            for row, text in enumerate(texts):
+                columns, weights = self.ngrams.sparse(text)
+                if columns.size:
+                    scaled = (weights * self.ngram_scale).astype(np.float32)
+                    hidden[row] += scaled @ self.w1[width + columns]
+        hidden = np.maximum(hidden, 0.0)
         logits = (hidden @ self.w2 + self.b2) / self.temperature
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
@@ -249,7 +263,10 @@ class LearnedExtractor(RulesExtractor):
             for index, turn in enumerate(transcript.turns)
             for s in split_sentences(index, turn.speaker, turn.text)
         ]
-        pending = [s for s in sentences if not self._read_by_rules(s)]
+        # The model reads a session's first MAX_MODEL_STATEMENTS statements; a longer transcript's
+        # rest is read by the rules, so extraction time stays bounded (the extract function has
+        # two minutes, and a 1 MB transcript holds over ten thousand statements).
+        pending = [s for s in sentences if not self._read_by_rules(s)][:MAX_MODEL_STATEMENTS]
         labels = dict(
             zip(
                 (id(s) for s in pending),
@@ -259,7 +276,7 @@ class LearnedExtractor(RulesExtractor):
         )
         decided: list[_Proposal | _Skip] = []
         for s in sentences:
-            if self._read_by_rules(s):
+            if id(s) not in labels:
                 decided.extend(self._classify(s, session))  # screening, system turns, identifiers
             else:
                 label, confidence, commercial = labels[id(s)]

@@ -43,16 +43,21 @@ class NgramFeatures:
     def dimension(self) -> int:
         return len(self.vocabulary)
 
+    def sparse(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """One text's row as (columns, unit-length weights): the few n-grams it holds."""
+        counts = Counter(self.index[g] for g in ngrams(text) if g in self.index)
+        columns = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+        if not counts:
+            return columns, np.zeros(0, dtype=np.float64)
+        tf = np.array([1.0 + math.log(n) for n in counts.values()])
+        weights = tf * self.idf[columns]
+        return columns, weights / np.linalg.norm(weights)
+
     def transform(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
-            counts = Counter(self.index[g] for g in ngrams(text) if g in self.index)
-            if not counts:
-                continue
-            columns = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
-            tf = np.array([1.0 + math.log(n) for n in counts.values()])
-            weights = tf * self.idf[columns]
-            out[row, columns] = weights / np.linalg.norm(weights)
+            columns, weights = self.sparse(text)
+            out[row, columns] = weights
         return out
 
 
