@@ -298,57 +298,41 @@ def _non_word_set(arg: list[tuple[Any, Any]]) -> bool:
     return True
 
 
-@functools.cache
 def _starts_non_word(items: Sequence[Item]) -> bool:
     """Wherever the sequence starts matching, the character there is not a word character, or
     there is none (the end of a line or of the text)."""
-    for op, arg in items:
-        if op in _LOOKAROUNDS or (op in _REPEATS and arg[0] == 0 and _starts_non_word(arg[2])):
-            continue  # matches nothing here, or something that starts with a non-word character
-        if op is _c.AT:
-            return arg in _LINE_ENDS
-        return _one_starts_non_word(op, arg)
-    return False
+    return _edge_non_word(tuple(items), False)
 
 
-def _one_starts_non_word(op: Any, arg: Any) -> bool:
-    if op is _c.LITERAL:
-        return not _is_word_char(chr(arg))
-    if op is _c.IN:
-        return _non_word_set(arg)
-    if op is _c.SUBPATTERN:
-        return not arg[1] & re.IGNORECASE and _starts_non_word(arg[3])
-    if op is _c.BRANCH:
-        return all(_starts_non_word(b) for b in arg[1])
-    if op in _REPEATS:
-        return arg[0] >= 1 and _starts_non_word(arg[2])
-    return False
-
-
-@functools.cache
 def _ends_non_word(items: Sequence[Item]) -> bool:
     """Wherever the sequence stops matching, the character before is not a word character, or
     there is none (the start of a line or of the text)."""
-    for op, arg in reversed(items):
-        if op in _LOOKAROUNDS or (op in _REPEATS and arg[0] == 0 and _ends_non_word(arg[2])):
-            continue
+    return _edge_non_word(tuple(items), True)
+
+
+@functools.cache
+def _edge_non_word(items: tuple[Item, ...], at_end: bool) -> bool:
+    """The sequence's first item (its last, `at_end`) that matches something decides the edge."""
+    for op, arg in reversed(items) if at_end else items:
+        if op in _LOOKAROUNDS or (op in _REPEATS and arg[0] == 0 and _edge_non_word(tuple(arg[2]), at_end)):
+            continue  # matches nothing here, or something whose edge is a non-word character
         if op is _c.AT:
-            return arg in _LINE_STARTS
-        return _one_ends_non_word(op, arg)
+            return arg in (_LINE_STARTS if at_end else _LINE_ENDS)
+        return _one_edge_non_word(op, arg, at_end)
     return False
 
 
-def _one_ends_non_word(op: Any, arg: Any) -> bool:
+def _one_edge_non_word(op: Any, arg: Any, at_end: bool) -> bool:
     if op is _c.LITERAL:
         return not _is_word_char(chr(arg))
     if op is _c.IN:
         return _non_word_set(arg)
     if op is _c.SUBPATTERN:
-        return not arg[1] & re.IGNORECASE and _ends_non_word(arg[3])
+        return not arg[1] & re.IGNORECASE and _edge_non_word(tuple(arg[3]), at_end)
     if op is _c.BRANCH:
-        return all(_ends_non_word(b) for b in arg[1])
+        return all(_edge_non_word(tuple(b), at_end) for b in arg[1])
     if op in _REPEATS:
-        return arg[0] >= 1 and _ends_non_word(arg[2])
+        return arg[0] >= 1 and _edge_non_word(tuple(arg[2]), at_end)
     return False
 
 
