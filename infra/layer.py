@@ -132,7 +132,6 @@ def smoke_test(root: Path) -> str:
         "label = x.classify_statements(['Please email me rather than calling.'], ['customer'])[0][0]\n"
         "print(f'numpy {numpy.__version__}, onnxruntime {onnxruntime.__version__}: {label}')\n"
     )
-    env = {"PYTHONPATH": str(root / "python"), "PATH": os.environ.get("PATH", "")}
     done = subprocess.run(  # noqa: S603 (fixed argv, no shell)
         [
             sys.executable,
@@ -141,7 +140,6 @@ def smoke_test(root: Path) -> str:
             "-c",
             f"import sys; sys.path.insert(0, {str(root / 'python')!r})\n{code}",
         ],
-        env=env,
         capture_output=True,
         text=True,
         check=True,

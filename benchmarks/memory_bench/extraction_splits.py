@@ -43,7 +43,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import random
 import tempfile
 from datetime import UTC, datetime
@@ -69,12 +68,11 @@ HERE = DATA / "extraction"
 LAYER_DATA = (
     Path(__file__).resolve().parents[1].parent / "layers/core/python/agent_memory/adapters/extractors/data"
 )
-SPEAKERS = ("customer", "agent", "system")
 SPEAKER_SCALE = 1.0
 # The statement's words beside its vector: at most this many unigrams and bigrams, scaled by this
 # (0 trains a head on the vectors alone).
 NGRAM_FEATURES = 6000
-NGRAM_SCALE = float(os.environ.get("MEMORY_BENCH_NGRAM_SCALE", "1.0"))
+NGRAM_SCALE = 1.0
 HIDDEN = 128
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 SMALL_TALK = {"small_talk", "greeting", "thanks", "venting", "pleasantry", "acknowledgement", "sign_off"}
@@ -180,12 +178,6 @@ def score_rows(
                     "pred_type": best[2] if best else None,
                     "pred_decision": best[3] if best else "not_stored",
                     "admitted_overlap": any(o[3] == "admitted" for o in over),
-                    "quote": mask_identifiers(lab["quote"]).text,
-                    "admitted_as": [
-                        f"{o[2]}:{o[1].slot or ''}:{o[1].confidence_basis[:40]}"
-                        for o in over
-                        if o[3] == "admitted"
-                    ],
                 }
             )
         for c, ctype, d in cands:
