@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -213,6 +213,13 @@ class ExtractorHead:
         return np.asarray(p / p.sum(axis=1, keepdims=True))
 
 
+class StatementScore(NamedTuple):
+    label: str
+    confidence: float
+    commercial: float  # the probability that the statement is a commercial term
+    contract_label: str  # its likeliest `fact|contract.*` label
+
+
 class LearnedExtractor(RulesExtractor):
     """Session-close extractor with a trained statement classifier; the rules keep what must be fixed."""
 
@@ -232,28 +239,36 @@ class LearnedExtractor(RulesExtractor):
         self.head = head or ExtractorHead.load()
         self.min_confidence = min_confidence
         self.commercial_floor = commercial_floor
-        self._contract_labels = [label for label in self.head.labels if label.startswith("fact|contract.")]
 
     # ------------------------------------------------------------------ public
 
     def classify_statements(self, texts: list[str], speakers: list[str]) -> list[tuple[str, float]]:
         """(label, calibrated confidence) per statement, the speaker rules applied to the choice."""
-        return [(label, p) for label, p, _ in self.score_statements(texts, speakers)]
+        return [(score.label, score.confidence) for score in self.score_statements(texts, speakers)]
 
-    def score_statements(self, texts: list[str], speakers: list[str]) -> list[tuple[str, float, float]]:
-        """(label, calibrated confidence, probability that it is a commercial term) per statement."""
+    def score_statements(self, texts: list[str], speakers: list[str]) -> list[StatementScore]:
+        """Each statement's label and calibrated confidence, the probability that it is a commercial
+        term, and its likeliest commercial label (the speaker rules applied to all of them)."""
         if not texts:
             return []
         probs = self.head.probabilities(self.sentence_embedder.embed(texts), speakers, texts)
-        commercial = np.array([label.startswith("fact|contract.") for label in self.head.labels])
-        out: list[tuple[str, float, float]] = []
+        labels = self.head.labels
+        commercial = np.array([label.startswith("fact|contract.") for label in labels])
+        allowed = {sp: np.array([_allowed(label, sp) for label in labels]) for sp in set(speakers)}
+        out: list[StatementScore] = []
         for row, speaker in zip(probs, speakers, strict=True):
-            mask = np.array([_allowed(label, speaker) for label in self.head.labels])
-            masked = np.where(mask, row, 0.0)
+            masked = np.where(allowed[speaker], row, 0.0)
             total = float(masked.sum()) or 1.0
             best = int(masked.argmax())
-            mass = float(masked[commercial].sum()) / total
-            out.append((self.head.labels[best], float(masked[best]) / total, mass))
+            likeliest_contract = int(np.where(commercial, row, -1.0).argmax())
+            out.append(
+                StatementScore(
+                    labels[best],
+                    float(masked[best]) / total,
+                    float(masked[commercial].sum()) / total,
+                    labels[likeliest_contract],
+                )
+            )
         return out
 
     def extract(self, transcript: Transcript) -> ExtractionResult:
@@ -279,10 +294,10 @@ class LearnedExtractor(RulesExtractor):
             if id(s) not in labels:
                 decided.extend(self._classify(s, session))  # screening, system turns, identifiers
             else:
-                label, confidence, commercial = labels[id(s)]
+                label, confidence, commercial, contract_label = labels[id(s)]
                 if commercial >= self.commercial_floor and not label.startswith("fact|contract."):
                     # Holding a statement for approval is the safe side: a lower bar than admitting.
-                    label, confidence = self._likeliest_contract_label(s), commercial
+                    label, confidence = contract_label, commercial
                 decided.append(self._decide(s, label, confidence, session))
         return self._result(transcript, decided)
 
@@ -437,12 +452,6 @@ class LearnedExtractor(RulesExtractor):
             slot=slot,
             value=value,
         )
-
-    def _likeliest_contract_label(self, s: Sentence) -> str:
-        vector = self.sentence_embedder.embed([s.text])
-        probs = self.head.probabilities(vector, [s.speaker.value], [s.text])[0]
-        index = {label: i for i, label in enumerate(self.head.labels)}
-        return max(self._contract_labels, key=lambda label: probs[index[label]])
 
     @staticmethod
     def _first_request(decided: list[_Proposal | _Skip]) -> Sentence | None:
