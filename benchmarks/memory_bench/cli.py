@@ -173,6 +173,7 @@ BENCHES = {
     "lifecycle": _database_bench("lifecycle"),
     "compare": _database_bench("compare"),
     "screening": _database_bench("screening"),
+    "http": _database_bench("http_latency"),
     "soak": _soak,
     "peer": _peer,
 }

@@ -7,7 +7,6 @@ judgement in domain/freshness.py, context lines and their budget in domain/conte
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -53,6 +52,7 @@ from agent_memory.services.retrieval_models import (
     ResolutionSearchRequest,
     Retrieval,
     RetrieveRequest,
+    StageClock,
 )
 
 __all__ = [
@@ -90,6 +90,7 @@ class _Turn:
     max_tokens: int
     ranking: _Ranking
     working: Sequence[WorkingItem]
+    stages: StageClock
 
     @property
     def asks_system_of_record(self) -> bool:
@@ -130,46 +131,50 @@ class RetrievalBroker:
         policy = self.policies.for_tenant(principal.tenant_id)
         top_k = request.top_k or policy.retrieval_top_k
         max_tokens = _budget(policy, request.max_tokens)
-        timings: dict[str, float] = {}
+        stages = StageClock()
         now = self.clock()
 
-        t0 = time.perf_counter()
-        if query_embedding is None:
-            query_embedding = self._embed(request.query)
-        timings["embed"] = (time.perf_counter() - t0) * 1000
+        with stages.stage("embed"):
+            if query_embedding is None:
+                query_embedding = self._embed(request.query)
 
         # Two statements, no transaction around them: the candidates, then the access event.
         with self.store.reader(principal.tenant_id) as reader:
-            t1 = time.perf_counter()
-            rows = reader.retrieval_candidates(
-                subject_id=request.subject_id,
-                query_embedding=query_embedding,
-                query_text=topical_query(request.query),
-                types=[t.value for t in request.types] if request.types else None,
-                max_sensitivity_rank=principal.clearance.rank,
-                now=now,
-                per_signal=max(CANDIDATES_PER_SIGNAL, top_k * 4),
-                ticket_id=request.ticket_id,
-            )
-            timings["db"] = (time.perf_counter() - t1) * 1000
-            # The session's working values: one more statement, only when a session is named.
-            working = (
-                reader.live_working_items(session_id=request.session_id, subject_id=request.subject_id)
-                if request.session_id
-                else []
-            )
-            turn = _Turn(principal, request, top_k, max_tokens, self._rank(rows, policy, top_k, now), working)
+            with stages.stage("db"):
+                rows = reader.retrieval_candidates(
+                    subject_id=request.subject_id,
+                    query_embedding=query_embedding,
+                    query_text=topical_query(request.query),
+                    types=[t.value for t in request.types] if request.types else None,
+                    max_sensitivity_rank=principal.clearance.rank,
+                    now=now,
+                    per_signal=max(CANDIDATES_PER_SIGNAL, top_k * 4),
+                    ticket_id=request.ticket_id,
+                )
+                # The session's working values: one more statement, only when a session is named.
+                working = (
+                    reader.live_working_items(session_id=request.session_id, subject_id=request.subject_id)
+                    if request.session_id
+                    else []
+                )
+            with stages.stage("rank"):
+                ranking = self._rank(rows, policy, top_k, now)
+            turn = _Turn(principal, request, top_k, max_tokens, ranking, working, stages)
             if not turn.asks_system_of_record:  # nothing to decide: the access event on this connection
                 result = self._answer(turn, LiveState(), reader)
         if turn.asks_system_of_record:
             # The system of record is called with no connection held: a slow answer holds no
             # database connection, and the local adapter's own connection can never wait on ours.
-            live = read_live_state(
-                self.sor, principal, request.subject_id, request.ticket_id, set(turn.ranking.owned.values())
-            )
+            with stages.stage("freshness"):
+                live = read_live_state(
+                    self.sor,
+                    principal,
+                    request.subject_id,
+                    request.ticket_id,
+                    set(turn.ranking.owned.values()),
+                )
             result = self._answer(turn, live, None)
-        timings["total"] = (time.perf_counter() - t0) * 1000
-        result.timings_ms = timings
+        result.timings_ms = stages.finish()
         return result
 
     def search_resolutions(
@@ -223,12 +228,14 @@ class RetrievalBroker:
         """Compose the answer, then write what it decided and the access event. With the reader
         still open (the system of record was not asked, so nothing was decided) the access event
         is its one statement; otherwise everything is written in one tenant transaction."""
-        composed = self._compose(turn, live)
-        if reader is not None:
-            _log_access(reader, turn, composed.retrieval)
-        else:
-            with self.store.tenant(turn.principal.tenant_id, reuse_plans=True) as session:
-                _record(session, turn, composed)
+        with turn.stages.stage("render"):
+            composed = self._compose(turn, live)
+        with turn.stages.stage("audit"):
+            if reader is not None:
+                _log_access(reader, turn, composed.retrieval)
+            else:
+                with self.store.tenant(turn.principal.tenant_id, reuse_plans=True) as session:
+                    _record(session, turn, composed)
         return composed.retrieval
 
     def _compose(self, turn: _Turn, live: LiveState) -> _Composed:

@@ -3,6 +3,9 @@ handlers import them)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
@@ -59,6 +62,28 @@ class ResolutionSearchRequest(BaseModel):
 
 
 TENANT_WIDE = "tenant"  # the access log's subject for a tenant-wide search with no subject named
+
+
+class StageClock:
+    """Milliseconds spent per stage of one retrieval (embed, db, rank, freshness, render, audit)
+    and in all (`total`): the handler emits them as metrics and a Server-Timing header, so an
+    operator can read the latency budget per stage."""
+
+    def __init__(self) -> None:
+        self._start = time.perf_counter()
+        self.ms: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.ms[name] = self.ms.get(name, 0.0) + (time.perf_counter() - t0) * 1000
+
+    def finish(self) -> dict[str, float]:
+        self.ms["total"] = (time.perf_counter() - self._start) * 1000
+        return self.ms
 
 
 @dataclass
