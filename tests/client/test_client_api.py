@@ -298,8 +298,8 @@ def test_audit_pages_and_policy(unknown_fields, clients, seat_price):
     assert unknown_fields(first) == []
     # and the admin reads and sets the policy
     policy = admin.get_policy()
-    changed = admin.put_policy(policy.profile, {"retrieval_top_k": 7})
-    assert changed.effective["retrieval_top_k"] == 7 and changed.overrides == {"retrieval_top_k": 7}
+    changed = admin.put_policy(policy.profile, {"retrieval_top_k": 3})
+    assert changed.effective["retrieval_top_k"] == 3 and changed.overrides == {"retrieval_top_k": 3}
     assert unknown_fields(policy) == []
     admin.put_policy(policy.profile, policy.overrides)
 

@@ -100,20 +100,24 @@ def test_a_date_a_few_hours_ahead_is_a_clock_difference_and_accepted(api, tok):
 
 
 def test_a_sentiment_is_bounded_from_admission_whatever_its_dates_ask(api, tok):
-    # Given a sentiment dated a few hours ahead that asks to be kept for two years
+    # Given a sentiment dated a few hours ahead
     before = datetime.now(UTC)
-    reply = api.post(
+    future = iso(before + timedelta(hours=20))
+    # When it asks to be kept for two years, Then it is refused naming expires_at (a write only
+    # shortens its type's retention), and nothing is stored
+    refused = api.post(
         "/v1/memories",
-        body(
-            "sentiment",
-            "ACC-D-bound",
-            effective_at=iso(before + timedelta(hours=20)),
-            expires_at=iso(before + 730 * DAY),
-        ),
+        body("sentiment", "ACC-D-bound", effective_at=future, expires_at=iso(before + 730 * DAY)),
         token=tok["agent"],
     )
+    assert refused.status == 422 and refused.body["error"]["field"] == "expires_at", refused.body
+    listed = api.get("/v1/subjects/ACC-D-bound/memories", token=tok["agent"])
+    assert listed.status in (200, 404) and not (listed.body.get("items") or listed.body.get("memories"))
+    # When it asks for nothing, Then it expires at most 180 days after it was admitted
+    reply = api.post(
+        "/v1/memories", body("sentiment", "ACC-D-bound", effective_at=future), token=tok["agent"]
+    )
     after = datetime.now(UTC)
-    # Then it expires at most 180 days after it was admitted
     assert reply.status == 201, reply.body
     memory = reply.body["memory"]
     expires = datetime.fromisoformat(memory["expires_at"])

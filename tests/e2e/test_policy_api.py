@@ -120,19 +120,32 @@ def test_only_the_tenants_admin_reads_or_changes_its_policy(api, tokens):
 
 
 def test_a_null_in_a_mapping_removes_that_key_only(api, tokens):
-    # a tenant whose system of record has no SLA field, and whose observations never expire
+    # a tenant whose system of record has no SLA field, and whose observations go sooner
     changed = api.put(
         "/v1/policy",
         {
             "profile": "support",
-            "overrides": {"sor_slot_fields": {"contract.sla": None}, "ttl_days": {"observation": None}},
+            "overrides": {"sor_slot_fields": {"contract.sla": None}, "ttl_days": {"observation": 14}},
         },
         token=tokens["admin"],
     )
     assert changed.status == 200, changed.body
     effective = changed.body["effective"]
     assert effective["sor_slot_fields"] == {"account.plan_tier": "plan_tier", "account.seats": "seats"}
-    assert effective["ttl_days"]["observation"] is None and effective["ttl_days"]["episode"] == 90
+    assert effective["ttl_days"]["observation"] == 14 and effective["ttl_days"]["episode"] == 90
+
+
+def test_an_override_may_not_lift_a_types_ttl(api, tokens):
+    # Given the support preset, where observations (inferences) live 30 days
+    # When an admin makes them never expire (null is a value in ttl_days)
+    reply = api.put(
+        "/v1/policy",
+        {"profile": "support", "overrides": {"ttl_days": {"observation": None}}},
+        token=tokens["admin"],
+    )
+    # Then it is refused naming the field: an override only shortens retention
+    assert reply.status == 422, reply.body
+    assert reply.body["error"]["field"] == "overrides.ttl_days"
 
 
 def test_a_stored_policy_that_a_later_bound_refuses_serves_its_preset_instead_of_failing(api, container):

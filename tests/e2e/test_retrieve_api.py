@@ -446,7 +446,7 @@ def test_resolution_search_respects_clearance_and_expiry_and_logs_the_access(api
         expires_at="2026-01-01T00:00:00Z",
         effective_at="2025-01-01T00:00:00Z",
     )
-    query = {"query": "how was the wire transfer limit raised", "top_k": 10}
+    query = {"query": "how was the wire transfer limit raised", "top_k": 5}
     # When an internal-clearance agent and a confidential-clearance agent search
     low = api.post("/v1/resolutions/search", query, token=t["agent_low"]).body
     high = api.post("/v1/resolutions/search", query, token=t["agent"]).body
@@ -515,7 +515,7 @@ def test_a_memory_past_its_expiry_is_never_retrieved_even_before_the_purge_runs(
         "Quarterly invoice schedule fixed by re-running billing",
         expires_at=soon,
     )
-    query = {"subject_id": subject, "query": "quarterly invoice schedule", "top_k": 10}
+    query = {"subject_id": subject, "query": "quarterly invoice schedule", "top_k": 5}
     before = api.post("/v1/retrieve", query, token=t["agent"]).body
     found_before = api.post(
         "/v1/resolutions/search", {"query": "quarterly invoice schedule"}, token=t["agent"]

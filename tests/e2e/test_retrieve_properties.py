@@ -76,7 +76,10 @@ def write_history(api, tokens, subject: str, history: list[dict]) -> None:
         if w["sensitivity"]:
             body["sensitivity"] = w["sensitivity"]
         reply = api.post("/v1/memories", body, token=tokens[writer])
-        assert reply.status in (200, 201, 202), reply.body  # admitted, or held/contested/refused by policy
+        # admitted, or held/contested/refused by policy; or an expiry past what the type keeps (a
+        # backdated episode's TTL) refused naming expires_at: a write may only shorten it
+        refused_expiry = reply.status == 422 and reply.body["error"]["field"] == "expires_at"
+        assert reply.status in (200, 201, 202) or refused_expiry, reply.body
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -84,7 +87,7 @@ def write_history(api, tokens, subject: str, history: list[dict]) -> None:
     history=writes,
     clearance=st.sampled_from(CLEARANCES),
     max_tokens=st.integers(min_value=60, max_value=1500),
-    top_k=st.integers(min_value=1, max_value=8),
+    top_k=st.integers(min_value=1, max_value=5),
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join),
     days_later=st.sampled_from([0, 90]),
 )

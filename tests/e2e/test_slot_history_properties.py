@@ -100,7 +100,7 @@ def test_any_history_of_a_slot_leaves_one_truth(api, tokens, container, ops):
     # And retrieval shows exactly the active version, if there is one
     active = listed(api, tokens, subject, "active")
     reply = api.post(
-        "/v1/retrieve", {"subject_id": subject, "query": "seat price", "top_k": 10}, token=tokens["agent"]
+        "/v1/retrieve", {"subject_id": subject, "query": "seat price", "top_k": 5}, token=tokens["agent"]
     )
     assert reply.status == 200
     shown = [m["id"] for m in reply.body["memories"] if m["slot"] == SLOT]

@@ -101,17 +101,73 @@ def test_given_an_unconfirmed_resolution_when_classified_then_rejected():
     assert c.final is Decision.REJECTED and "outcome_not_confirmed" in c.reasons
 
 
-def test_given_a_sentiment_asking_for_a_year_when_classified_then_expiry_is_capped_at_180_days():
-    c = classified(
-        write(
-            type="sentiment",
-            slot=None,
-            content="Might expand next winter",
-            effective_at=NOW,
-            expires_at=NOW + timedelta(days=365),
-        )
+def test_given_a_sentiment_asking_for_a_year_when_classified_then_refused_naming_expires_at():
+    # Given a sentiment whose caller asks it be kept a year (INV-MEM-02: at most 180 days)
+    w = write(
+        type="sentiment",
+        slot=None,
+        content="Might expand next winter",
+        effective_at=NOW,
+        expires_at=NOW + timedelta(days=365),
     )
+    # When classified, Then refused: a write may only shorten its type's retention
+    with pytest.raises(InvalidRequest) as refused:
+        classified(w)
+    assert refused.value.field == "expires_at"
+
+
+def test_given_a_sentiment_without_expiry_when_classified_then_it_expires_in_180_days():
+    c = classified(write(type="sentiment", slot=None, content="Might expand next winter", effective_at=NOW))
     assert c.expires_at == NOW + timedelta(days=180)
+
+
+def test_given_an_episode_asking_to_outlive_its_ttl_when_classified_then_refused():
+    # Given the wealth preset (seed 003 RET-01: episodes 90 days), an episode asking for 2030
+    w = write(
+        type="episode", slot=None, content="Called about fees", expires_at=datetime(2030, 1, 1, tzinfo=UTC)
+    )
+    # When classified, Then 422 naming expires_at; a shorter expiry is taken as asked
+    with pytest.raises(InvalidRequest) as refused:
+        classified(w, policy="wealth")
+    assert refused.value.field == "expires_at"
+    shorter = NOW + timedelta(days=10)
+    assert (
+        classified(write(type="episode", slot=None, content="x", expires_at=shorter), "wealth").expires_at
+        == shorter
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "category", "slot", "expected_days"),
+    [
+        ("customer_claim", "STAKEHOLDER", "stakeholder.primary_contact", 180),  # an unverified claim
+        ("customer_claim", "CONTRACT_COMMERCIAL", "contract.discount", 180),  # held for approval
+        ("customer_confirmed", "CONTRACT_COMMERCIAL", "contract.discount", 180),  # held for approval
+        ("customer_confirmed", "STAKEHOLDER", "stakeholder.primary_contact", None),  # stated by the customer
+        ("system_of_record", "CONTRACT_COMMERCIAL", "contract.seat_price", None),  # verified
+    ],
+)
+def test_given_a_fact_when_classified_then_only_unverified_notes_expire_within_180_days(
+    kind, category, slot, expected_days
+):
+    # Given a fact with no expiry asked for, When classified
+    c = classified(write(type="fact", category=category, slot=slot, content="A term", source={"kind": kind}))
+    # Then an unverified note (INV-MEM-02) expires at most 180 days from admission; others do not
+    assert c.expires_at == (NOW + timedelta(days=expected_days) if expected_days else None)
+
+
+def test_given_an_unverified_claim_asking_for_two_years_when_classified_then_refused():
+    w = write(
+        type="fact",
+        category="STAKEHOLDER",
+        slot="stakeholder.primary_contact",
+        content="Lee signs",
+        source={"kind": "customer_claim"},
+        expires_at=NOW + timedelta(days=730),
+    )
+    with pytest.raises(InvalidRequest) as refused:
+        classified(w)
+    assert refused.value.field == "expires_at" and "unverified" in refused.value.message
 
 
 def test_given_masked_identifiers_when_classified_then_sensitivity_is_at_least_confidential():

@@ -67,6 +67,10 @@ SLOT_KEY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 WRITE_FIELDS = frozenset(m.MemoryWrite.model_fields) - {"subject_id"}
 
 
+# The most memories one retrieval serves in the service's presets (seed 000: top-5).
+SERVED_PER_RETRIEVAL = 5
+
+
 def subject_namespace(subject_id: str, prefix: tuple[str, ...] = DEFAULT_PREFIX) -> tuple[str, ...]:
     """The namespace of a subject: `("memories", "alice@example%2Ecom")`."""
     return (*prefix, subject_id.replace(".", "%2E"))
@@ -187,7 +191,8 @@ class ServiceStore(BaseStore):
         found: list[SearchItem] = []
         if op.query:
             types = _plain_type(op.filter)
-            fields: dict[str, Any] = {"top_k": wanted} if not op.filter else {}
+            # The service serves at most the tenant's ceiling per retrieval (5 in every preset)
+            fields: dict[str, Any] = {"top_k": min(wanted, SERVED_PER_RETRIEVAL)} if not op.filter else {}
             if types:
                 fields["types"] = types
             result = self.client.retrieve(subject, op.query, **fields)

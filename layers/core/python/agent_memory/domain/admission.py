@@ -84,7 +84,11 @@ def classify(
         reasons.append(f"{memory_type.value}_inferred_not_stated")
         memory_type, category, slot = MemoryType.OBSERVATION, default_category(MemoryType.OBSERVATION), None
 
-    effective_at, expires_at = _dates(write, memory_type, policy, now)
+    needs_approval = held_for_approval and authority.rank < Authority.HUMAN_VERIFIED.rank
+    unverified = TYPE_SPECS[memory_type].bounded_when_unverified and (
+        needs_approval or authority.rank <= Authority.CUSTOMER_CLAIM.rank
+    )
+    effective_at, expires_at = _dates(write, memory_type, policy, now, unverified=unverified)
     final = _verdict(
         write, memory_type, slot, category, policy, injection_signals, expires_at, now, reasons=reasons
     )
@@ -103,7 +107,7 @@ def classify(
         flags=flags,
         reasons=reasons,
         final=final,
-        needs_approval=held_for_approval and authority.rank < Authority.HUMAN_VERIFIED.rank,
+        needs_approval=needs_approval,
         last_validated_at=last_validated_at,
         needs_revalidation=revalidation_due(memory_type, slot, effective_at, last_validated_at, policy, now),
     )
@@ -124,16 +128,17 @@ def _check_shape(write: MemoryWrite) -> None:
 
 
 def _dates(
-    write: MemoryWrite, memory_type: MemoryType, policy: PolicyProfile, now: datetime
+    write: MemoryWrite, memory_type: MemoryType, policy: PolicyProfile, now: datetime, *, unverified: bool
 ) -> tuple[datetime, datetime | None]:
-    """When the memory takes effect and when it expires (a closed commitment: its retention after)."""
+    """When the memory takes effect and when it expires (a closed commitment: its retention after);
+    `unverified`: a note below verification, kept at most the policy's unverified_max_ttl_days."""
     effective_at = write.effective_at or now
     if effective_at > now + MAX_FUTURE_EFFECTIVE:
         raise InvalidRequest(
             "effective_at may lie at most one day after now (when the memory is admitted)",
             field="effective_at",
         )
-    expires_at = _expiry(memory_type, effective_at, write.expires_at, policy, now)
+    expires_at = _expiry(memory_type, effective_at, write.expires_at, policy, now, unverified=unverified)
     closed = closed_at(write.value) if memory_type is MemoryType.COMMITMENT else None
     if closed is not None and not effective_at <= closed <= now:
         raise InvalidRequest(
@@ -211,18 +216,31 @@ def _expiry(
     requested: datetime | None,
     policy: PolicyProfile,
     now: datetime,
+    *,
+    unverified: bool,
 ) -> datetime | None:
-    """The TTL runs from the effective date, but never from later than admission; a hard bound
-    (INV-MEM-02: sentiment, `expires_at <= now() + 180 days`) runs from admission whatever
-    `effective_at` or the caller's `expires_at` say."""
+    """The latest a record may live: its type's TTL from the effective date (never from later than
+    admission), and the hard bounds from admission whatever `effective_at` says: the type's
+    (INV-MEM-02: sentiment 180 days) and, for an unverified note, the policy's unverified bound
+    (INV-MEM-02 again). A caller's `expires_at` may shorten that, never lengthen it (422)."""
     ttl = policy.ttl_for(memory_type)
-    anchor = min(effective_at, now)
-    expires = requested or (anchor + timedelta(days=ttl) if ttl is not None else None)
-    bound = policy.max_ttl_days.get(memory_type)
-    if bound is not None:
-        hard = now + timedelta(days=bound)
-        expires = hard if expires is None else min(expires, hard)
-    return expires
+    latest = min(effective_at, now) + timedelta(days=ttl) if ttl is not None else None
+    bounds = (policy.max_ttl_days.get(memory_type), policy.unverified_max_ttl_days if unverified else None)
+    for days in bounds:
+        if days is not None:
+            hard = now + timedelta(days=days)
+            latest = hard if latest is None else min(latest, hard)
+    if requested is not None and latest is not None and requested > latest:
+        why = (
+            "an unverified note"
+            if unverified and latest == now + timedelta(days=policy.unverified_max_ttl_days)
+            else f"a {memory_type.value}"
+        )
+        raise InvalidRequest(
+            f"expires_at may only shorten how long {why} is kept: at most {latest.isoformat()}",
+            field="expires_at",
+        )
+    return requested or latest
 
 
 def _sensitivity(

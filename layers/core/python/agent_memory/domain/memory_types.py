@@ -60,6 +60,10 @@ class TypeSpec:
     max_ttl_days: int | None
     # Days after which a record is flagged needs_revalidation until confirmed; None: never by age.
     revalidate_after_days: int | None
+    # INV-MEM-02: an unverified record of this type (a claim, an inference, a term awaiting approval)
+    # lives at most the policy's unverified_max_ttl_days. A commitment is the agent's own follow-up,
+    # open until closed, so it is not bounded this way.
+    bounded_when_unverified: bool
     # Ranking's recency decay; None: the type does not fade with age.
     half_life_days: float | None
     # Admission puts every write of this type in quarantine: a proposal, never served as a fact.
@@ -85,6 +89,7 @@ _SPECS = (
         ttl_days=None,
         max_ttl_days=None,
         revalidate_after_days=180,
+        bounded_when_unverified=True,
         half_life_days=None,
         quarantined=False,
         vector_in_quarantine=False,
@@ -103,6 +108,7 @@ _SPECS = (
         ttl_days=None,
         max_ttl_days=None,
         revalidate_after_days=365,
+        bounded_when_unverified=True,
         half_life_days=None,
         quarantined=False,
         vector_in_quarantine=False,
@@ -118,6 +124,7 @@ _SPECS = (
         ttl_days=90,
         max_ttl_days=None,
         revalidate_after_days=None,
+        bounded_when_unverified=True,
         half_life_days=90.0,
         quarantined=False,
         vector_in_quarantine=False,
@@ -133,6 +140,7 @@ _SPECS = (
         ttl_days=365,
         max_ttl_days=None,
         revalidate_after_days=None,
+        bounded_when_unverified=True,
         half_life_days=180.0,
         quarantined=False,
         vector_in_quarantine=False,
@@ -148,6 +156,7 @@ _SPECS = (
         ttl_days=30,
         max_ttl_days=None,
         revalidate_after_days=None,
+        bounded_when_unverified=True,
         half_life_days=30.0,
         quarantined=True,
         vector_in_quarantine=True,
@@ -166,6 +175,7 @@ _SPECS = (
         ttl_days=180,
         max_ttl_days=180,
         revalidate_after_days=None,
+        bounded_when_unverified=True,
         half_life_days=60.0,
         quarantined=False,
         vector_in_quarantine=False,
@@ -181,6 +191,7 @@ _SPECS = (
         ttl_days=None,
         max_ttl_days=None,
         revalidate_after_days=None,
+        bounded_when_unverified=False,
         half_life_days=60.0,
         quarantined=False,
         vector_in_quarantine=False,

@@ -26,6 +26,9 @@ DEFAULT_SOR_SLOT_FIELDS: dict[str, str] = {
 HARD_TTL_BOUNDS_DAYS: dict[MemoryType, int] = {
     t: s.max_ttl_days for t, s in TYPE_SPECS.items() if s.max_ttl_days is not None
 }
+# Seed 000 (INV-MEM-02): "unverified conversational notes and customer sentiments must carry
+# expires_at <= now() + 180 days".
+UNVERIFIED_MAX_TTL_DAYS = 180
 _REVALIDATE_AFTER_DAYS: dict[MemoryType, int] = {
     t: s.revalidate_after_days for t, s in TYPE_SPECS.items() if s.revalidate_after_days is not None
 }
@@ -60,6 +63,12 @@ class PolicyProfile(BaseModel):
     )
     near_duplicate_similarity: float = Field(default=0.97, gt=0.0, le=1.01)  # above 1: never
     retrieval_top_k: int = Field(default=5, ge=1, le=50)
+    # The most memories one retrieval may ask for (seed 000: top-5; seed 003: max 5 chunks): a
+    # caller may ask for fewer, never more, and a tenant's override may not raise its preset's.
+    retrieval_top_k_max: int = Field(default=5, ge=1, le=50)
+    # INV-MEM-02: an unverified note (a customer's claim, an agent's inference, a term waiting for
+    # approval) lives at most this many days from admission, until verification lifts it.
+    unverified_max_ttl_days: int = Field(default=UNVERIFIED_MAX_TTL_DAYS, ge=1, le=UNVERIFIED_MAX_TTL_DAYS)
     retrieval_max_tokens: int = Field(default=2048, ge=64, le=200_000)
     envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
     legal_hold_exempts_erasure: bool = False
@@ -129,6 +138,7 @@ PROFILES: dict[str, PolicyProfile] = {
         ttl_days=dict.fromkeys(MemoryType, None),
         max_ttl_days={},
         revalidate_after_days={},  # years-old benchmark data is not "due" for anything
+        retrieval_top_k_max=50,  # recall@10 and @50 are measured
         retrieval_max_tokens=100_000,
         envelope_tokens=100_000,
         near_duplicate_similarity=1.01,  # benchmark turns are kept verbatim
@@ -169,6 +179,31 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
         out.append(("retrieval_max_tokens", f"exceeds the envelope of {p.envelope_tokens} tokens"))
     if p.working_ttl_seconds > p.working_max_ttl_seconds:
         out.append(("working_ttl_seconds", f"exceeds working_max_ttl_seconds ({p.working_max_ttl_seconds})"))
+    if p.retrieval_top_k_max > preset.retrieval_top_k_max:
+        out.append(
+            ("retrieval_top_k_max", f"the {preset.name} preset serves at most {preset.retrieval_top_k_max}")
+        )
+    if p.retrieval_top_k > p.retrieval_top_k_max:
+        out.append(("retrieval_top_k", f"exceeds retrieval_top_k_max ({p.retrieval_top_k_max})"))
+    out.extend(_longer_retention(p, preset))
+    return out
+
+
+def _longer_retention(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[str, str]]:
+    """A tenant's override may only shorten how long its preset keeps a type (seed 003 RET-01:
+    episodes 90 days; INV-MEM-02: sentiment 180 days), never lengthen it or lift the TTL."""
+    out = []
+    for memory_type, ceiling in preset.ttl_days.items():
+        if ceiling is None:
+            continue
+        chosen = p.ttl_days.get(memory_type)
+        if chosen is None or chosen > ceiling:
+            out.append(
+                (
+                    "ttl_days",
+                    f"{memory_type.value} is kept at most {ceiling} days in the {preset.name} preset",
+                )
+            )
     return out
 
 

@@ -129,7 +129,7 @@ class RetrievalBroker:
         require_read(principal, Role.AGENT)
         _check_query(request.query)
         policy = self.policies.for_tenant(principal.tenant_id)
-        top_k = request.top_k or policy.retrieval_top_k
+        top_k = _top_k(policy, request.top_k)
         max_tokens = _budget(policy, request.max_tokens)
         stages = StageClock()
         now = self.clock()
@@ -437,6 +437,17 @@ def _resolution_view(r: MemoryRecord, similarity: float) -> dict[str, Any]:
 
 def _count(excluded: dict[str, int], reason: str, n: int = 1) -> None:
     excluded[reason] = excluded.get(reason, 0) + n
+
+
+def _top_k(policy: PolicyProfile, requested: int | None) -> int:
+    """The caller's top_k, or the policy's default; above the tenant's ceiling it is refused (seed
+    000: top-5), not quietly lowered, so the caller knows what it was served."""
+    if requested is not None and requested > policy.retrieval_top_k_max:
+        raise InvalidRequest(
+            f"top_k: at most {policy.retrieval_top_k_max} memories per retrieval for this tenant",
+            field="top_k",
+        )
+    return requested or policy.retrieval_top_k
 
 
 def _budget(policy: PolicyProfile, requested: int | None) -> int:
