@@ -23,6 +23,10 @@ class Unauthenticated(DomainError):
     status = 401
 
 
+# A write for a subject outside the token's `subjects` binding, whether or not that subject exists.
+OUTSIDE_BINDING = "this token is bound to other subjects"
+
+
 class Forbidden(DomainError):
     code = "forbidden"
     status = 403
