@@ -37,6 +37,12 @@ class UnauthorizedMutation(DomainError):
     status = 403
 
 
+class SelfApproval(UnauthorizedMutation):
+    """A reviewer deciding on a record they wrote (or whose session they closed)."""
+
+    code = "self_approval"
+
+
 class NotFound(DomainError):
     code = "not_found"
     status = 404
