@@ -215,3 +215,26 @@ def test_an_unbound_token_closing_a_session_for_a_subject_other_than_its_values_
     assert [
         i["key"] for i in api.get(f"/v1/sessions/{theirs['open']}/working", token=unbound).body["items"]
     ] == ["goal"]
+
+
+def test_while_its_own_subject_is_being_erased_another_subjects_session_answers_as_an_unused_id(
+    api, container, theirs
+):
+    # Given an erasure of C-9 that is running (its workflow not started here), and a token bound to C-9
+    officer = issue_token(api.secret, tenant_id=TENANT, sub="dpo-1", roles=["privacy_officer"])
+    mine = bound(api, "agent-c9", ["C-9"])
+    start = container.erasure.start_workflow
+    container.erasure.start_workflow = None
+    try:
+        started = api.post("/v1/subjects/C-9/erasure", {"reason": "gdpr_article_17"}, token=officer)
+        assert started.status == 202 and started.body["status"] == "running"
+        # When it writes for C-9 into C-2's session and into an unused id
+        other = put(api, mine, theirs["open"], "note", "x", "C-9")
+        unused = put(api, mine, "sess-unused-erasing", "note", "x", "C-9")
+        # Then both are the same refusal
+        assert shape(other, theirs["open"]) == shape(unused, "sess-unused-erasing")
+        assert other.status == 409
+    finally:
+        container.erasure.start_workflow = start
+    with container.db.tenant_transaction(TENANT, subjects=None) as conn:
+        conn.execute("UPDATE erasure_requests SET status = 'failed' WHERE subject_id = 'C-9'")

@@ -85,13 +85,15 @@ class WorkingMemoryService:
         prepared = _prepared(request, policy, session_id)
         with self.store.tenant(principal.tenant_id) as s:
             s.lock_working_session(session_id, request.subject_id)
+            # Checked as the caller sees the session (its binding's rows only), then its owner: for
+            # a bound token, another subject's session gets every answer an unused id would.
+            _check_room(s.working_session_state(session_id, request.subject_id, key), prepared.bytes, policy)
             if not owned_by(s, principal, session_id, request.subject_id, route="working_put"):
                 # Another subject's session, outside the token: answered as a write to an unused
                 # id is, and nothing is written.
                 return WorkingItemView(
                     key=key, value=prepared.value, expires_at=utcnow() + timedelta(seconds=ttl)
                 )
-            _check_room(s.working_session_state(session_id, request.subject_id, key), prepared.bytes, policy)
             item = s.put_working_item(
                 session_id=session_id,
                 subject_id=request.subject_id,
