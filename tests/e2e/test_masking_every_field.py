@@ -61,7 +61,7 @@ def test_identifiers_in_references_tickets_reasons_and_evidence_are_never_stored
     assert (
         api.post(
             f"/v1/memories/{memory_id}/approve",
-            {"evidence_ref": f"signed {SSN}", "note": f"card {CARD}"},
+            {"evidence_ref": f"signed-{SSN}", "note": f"card {CARD}"},
             token=reviewer,
         ).status
         == 200

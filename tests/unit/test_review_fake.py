@@ -64,7 +64,7 @@ def gateway(store: MemoryStore, embedder: Any) -> WriteGateway:
 
 @pytest.fixture
 def review(store: MemoryStore) -> ReviewService:
-    return ReviewService(store)
+    return ReviewService(store, PolicyRegistry(store, "crm"))
 
 
 def record(store: MemoryStore, memory_id: str) -> Any:
@@ -95,11 +95,16 @@ def test_given_a_pending_commercial_term_when_approved_without_evidence_then_ref
     # When a reviewer approves it without an evidence reference
     with pytest.raises(InvalidRequest) as refused:
         review.approve(REVIEWER, claim_id, note="ok", evidence_ref=None)
-    # Then the refusal names the field, and neither record nor the log changed
+    # Then the refusal names the field, neither record changed, and the log has only the refusal
     assert refused.value.field == "evidence_ref"
     assert record(store, claim_id).status is Status.PENDING_APPROVAL
     assert record(store, sor_id).status is Status.ACTIVE
-    assert len(events_of(store)) == before
+    [refusal] = events_of(store)[before:]
+    assert (refusal.event_type, refusal.reason, refusal.memory_id) == (
+        "memory_approval_refused",
+        "evidence_ref_pattern",
+        claim_id,
+    )
 
 
 def test_given_a_pending_commercial_term_when_approved_with_evidence_then_it_supersedes_the_active_one(

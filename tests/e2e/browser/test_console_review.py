@@ -94,6 +94,31 @@ def test_reviewer_approves_a_pending_discount_with_evidence_and_the_contract_fac
     assert console.severe_logs() == []
 
 
+def test_the_page_shows_why_the_api_refused_an_approval_and_nothing_changes(console, api):
+    # Given a pending discount claim written by agent-7
+    _, claim_id = seed_pending(api, "rv-refused", "ACC-REFUSED")
+    item_status = f'li[data-memory-id="{claim_id}"] .status'
+
+    # When a reviewer cites a placeholder as evidence
+    console.sign_in(api.token("rv-refused", "rev-1", ["reviewer"], clearance="confidential"), "review")
+    item = console.find(f'li[data-memory-id="{claim_id}"]')
+    item.find_element("css selector", "input[name=evidence_ref]").send_keys("n/a")
+    item.find_element("css selector", "button[value=approve]").click()
+    # Then the page shows the API's reason, and the claim still waits
+    console.wait_text(item_status, "evidence_ref_pattern")
+    assert status_of(api, "rv-refused", claim_id) == "pending_approval"
+
+    # When its own writer, who also reviews, approves it with good evidence
+    console.sign_in(api.token("rv-refused", "agent-7", ["reviewer"], clearance="confidential"), "review")
+    item = console.find(f'li[data-memory-id="{claim_id}"]')
+    item.find_element("css selector", "input[name=evidence_ref]").send_keys("signed-contract-2026-118")
+    item.find_element("css selector", "button[value=approve]").click()
+    # Then the page says a reviewer may not approve what they wrote, and the claim still waits
+    console.wait_text(item_status, "may not approve a memory they wrote")
+    assert console.all(f'li[data-memory-id="{claim_id}"]')
+    assert status_of(api, "rv-refused", claim_id) == "pending_approval"
+
+
 def test_reject_needs_a_reason(console, api):
     _, claim_id = seed_pending(api, "rv-reject", "ACC-REJ-1")
     console.sign_in(api.token("rv-reject", "rev-1", ["reviewer"], clearance="confidential"), "review")

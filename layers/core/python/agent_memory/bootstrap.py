@@ -243,7 +243,7 @@ def build_services(
         policies=policies,
         policy_admin=PolicyAdmin(policies),
         gateway=gateway,
-        review=ReviewService(store),
+        review=ReviewService(store, policies),
         commitments=CommitmentService(store, policies),
         reads=ReadService(store),
         system_of_record=sor,

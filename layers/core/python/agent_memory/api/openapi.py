@@ -33,7 +33,7 @@ ERRORS: dict[int, tuple[str, str, str, str]] = {
         "Forbidden",
         "forbidden",
         "The token's roles do not allow this (`forbidden` for reads, `unauthorized_memory_mutation` "
-        "for writes); nothing was read or changed.",
+        "for writes, `self_approval` for approving what one wrote); nothing was read or changed.",
         "role agent may not approve memories",
     ),
     404: (

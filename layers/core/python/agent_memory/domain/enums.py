@@ -125,6 +125,7 @@ class EventType(StrEnum):
     CONFLICT = "memory_conflict"
     SUPERSEDED = "memory_superseded"
     APPROVED = "memory_approved"
+    APPROVAL_REFUSED = "memory_approval_refused"  # the rule named (self_approval, evidence_ref_pattern)
     EXPIRED = "memory_expired"
     DELETED = "memory_deleted"
     DELETION_FAILED = "memory_deletion_failed"

@@ -23,6 +23,10 @@ class Unauthenticated(DomainError):
     status = 401
 
 
+# A write for a subject outside the token's `subjects` binding, whether or not that subject exists.
+OUTSIDE_BINDING = "this token is bound to other subjects"
+
+
 class Forbidden(DomainError):
     code = "forbidden"
     status = 403
@@ -31,6 +35,12 @@ class Forbidden(DomainError):
 class UnauthorizedMutation(DomainError):
     code = "unauthorized_memory_mutation"
     status = 403
+
+
+class SelfApproval(UnauthorizedMutation):
+    """A reviewer deciding on a record they wrote (or whose session they closed)."""
+
+    code = "self_approval"
 
 
 class NotFound(DomainError):

@@ -6,9 +6,10 @@ A tenant picks a preset (`crm`, `support`, `wealth`) and may override fields.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, StringConstraints, field_validator
 
 from agent_memory.domain.enums import FactCategory, MemoryType, Sensitivity
 from agent_memory.domain.memory_types import TYPE_SPECS
@@ -36,6 +37,31 @@ _REVALIDATE_AFTER_DAYS: dict[MemoryType, int] = {
 TicketStatus = Annotated[
     str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=64)
 ]
+
+
+# The evidence a reviewer cites to approve a commercial term is a document reference, matched whole:
+# by default 6-200 characters without whitespace, at least one letter and one digit
+# ("signed-contract-2026-118", "DOC-4471"). A tenant may set its own pattern (its contract ids), but
+# none that accepts a placeholder: these are refused by every pattern (`guardrail_violations`).
+DEFAULT_EVIDENCE_REF_PATTERN = r"(?=\S*[A-Za-z])(?=\S*[0-9])\S{6,200}"
+NOT_EVIDENCE = (
+    "",
+    " ",
+    "none",
+    "None",
+    "NONE",
+    "n/a",
+    "N/A",
+    "na",
+    "ok",
+    "OK",
+    "-",
+    "--",
+    "null",
+    "tbd",
+    "x",
+    "yes",
+)
 
 
 class PolicyProfile(BaseModel):
@@ -89,6 +115,22 @@ class PolicyProfile(BaseModel):
     ticket_resolved_statuses: frozenset[TicketStatus] = Field(
         default=frozenset({"resolved", "closed"}), min_length=1, max_length=20
     )
+
+    # What an approval's `evidence_ref` must look like (a full match; see DEFAULT_EVIDENCE_REF_PATTERN).
+    evidence_ref_pattern: str = Field(default=DEFAULT_EVIDENCE_REF_PATTERN, min_length=1, max_length=300)
+
+    @field_validator("evidence_ref_pattern")
+    @classmethod
+    def _a_regular_expression(cls, v: str) -> str:
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc.msg}") from None
+        return v
+
+    def accepts_evidence(self, evidence_ref: str) -> bool:
+        """Whether `evidence_ref` is a reference this tenant accepts as evidence for an approval."""
+        return re.fullmatch(self.evidence_ref_pattern, evidence_ref) is not None
 
     def ttl_for(self, memory_type: MemoryType) -> int | None:
         return self.ttl_days.get(memory_type)
@@ -171,6 +213,8 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
                 "commercial terms from conversation always wait for a reviewer (INV-MEM-01)",
             )
         )
+    if any(p.accepts_evidence(placeholder) for placeholder in NOT_EVIDENCE):
+        out.append(("evidence_ref_pattern", "must refuse placeholders such as 'none', 'n/a', 'ok' and '-'"))
     if p.envelope_tokens > preset.envelope_tokens:
         out.append(
             ("envelope_tokens", f"the {preset.name} envelope is at most {preset.envelope_tokens} tokens")

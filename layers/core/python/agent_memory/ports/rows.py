@@ -35,6 +35,7 @@ class SessionRow(TypedDict):
     extractor: str | None
     created_at: datetime
     updated_at: datetime
+    closed_by: str | None  # the token subject that closed it (None: closed before this was kept)
 
 
 class UnfinishedSession(TypedDict):

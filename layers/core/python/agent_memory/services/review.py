@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from agent_memory.domain.decision import EVENT_FOR_DECISION
 from agent_memory.domain.enums import (
     REVIEWABLE_STATUSES,
     Authority,
@@ -16,10 +17,17 @@ from agent_memory.domain.enums import (
     Role,
     Status,
 )
-from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound
+from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, NotFound, SelfApproval
+from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import MemoryRecord, Principal, Source, new_id, utcnow
 from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
 from agent_memory.services.authorization import require_mutation, visible
+from agent_memory.services.policies import PolicyRegistry
+
+# The audit events that record a write's admission decision: their actor is the record's writer.
+_WRITE_EVENTS = frozenset(e.value for e in EVENT_FOR_DECISION.values())
+SELF_APPROVAL = "self_approval"
+EVIDENCE_PATTERN = "evidence_ref_pattern"
 
 
 def evidence_required(record: MemoryRecord) -> bool:
@@ -37,8 +45,11 @@ class ReviewResult:
 
 
 class ReviewService:
-    def __init__(self, store: MemoryStore, clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self, store: MemoryStore, policies: PolicyRegistry, clock: Callable[[], datetime] = utcnow
+    ) -> None:
         self.store = store
+        self.policies = policies
         self.clock = clock
 
     def approve(
@@ -47,52 +58,71 @@ class ReviewService:
         """The approved record becomes active as human_verified and supersedes the slot's active record."""
         require_mutation(principal, Role.REVIEWER, action="approve memories")
         now = self.clock()
+        policy = self.policies.for_tenant(principal.tenant_id)
+        refused: DomainError | None = None
         with self.store.tenant(principal.tenant_id) as s:
             record = self._reviewable(s, principal, memory_id)
-            if evidence_required(record) and not evidence_ref:
-                raise InvalidRequest(
-                    "approving a commercial term needs an evidence reference", field="evidence_ref"
-                )
-            active = None
-            if record.slot:
-                s.lock_slot(record.subject_id, record.slot)
-                active = s.active_for_slot(record.subject_id, record.slot)
-            superseded: list[str] = []
-            if active is not None:
-                s.supersede(active.id, record.id, now)
-                superseded.append(active.id)
-            approved = s.update_status(
-                record.id,
-                Status.ACTIVE.value,
-                authority=Authority.HUMAN_VERIFIED,
-                verified_by=principal.sub,
-                verified_at=now,
-                evidence_ref=evidence_ref,
-                last_validated_at=now,
-                version=active.version + 1 if active is not None else 1,
-                supersedes_id=active.id if active is not None else None,
-                reasons=[*record.reasons, "approved_by_reviewer"],
-            )
-            settled, contest_events = _settle_contest(s, principal, record, superseded)
-            approved = settled or approved
-            approval = NewEvent(
-                EventType.APPROVED.value,
-                principal.sub,
-                record.id,
-                record.subject_id,
-                "reviewer_approved",
-                {
-                    "evidence_ref": evidence_ref,
-                    "note_present": bool(note),
-                    "previous_status": record.status,
-                    "superseded": superseded,
-                },
-            )
-            supersessions = _superseded_events(principal, record, superseded, "superseded_by_approval")
-            s.append_events([approval, *supersessions, *contest_events])
+            refused = _approval_refusal(s, principal, record, evidence_ref, policy)
+            if refused is not None:
+                # Committed on its own: the refusal is audited and nothing else changes.
+                s.append_events([_refusal_event(principal, record, refused)])
+            else:
+                approved, active = self._approve(s, principal, record, note, evidence_ref, now)
+        if refused is not None:
+            raise refused
         # A superseded version above the reviewer's clearance is not named to them.
         shown = [active.id] if active is not None and visible(principal, active) is not None else []
         return ReviewResult(approved, shown)
+
+    @staticmethod
+    def _approve(
+        s: TenantSession,
+        principal: Principal,
+        record: MemoryRecord,
+        note: str | None,
+        evidence_ref: str | None,
+        now: datetime,
+    ) -> tuple[MemoryRecord, MemoryRecord | None]:
+        """The approval itself, in the caller's transaction: the approved record, and the slot's
+        active record it superseded (if any)."""
+        active = None
+        if record.slot:
+            s.lock_slot(record.subject_id, record.slot)
+            active = s.active_for_slot(record.subject_id, record.slot)
+        superseded: list[str] = []
+        if active is not None:
+            s.supersede(active.id, record.id, now)
+            superseded.append(active.id)
+        approved = s.update_status(
+            record.id,
+            Status.ACTIVE.value,
+            authority=Authority.HUMAN_VERIFIED,
+            verified_by=principal.sub,
+            verified_at=now,
+            evidence_ref=evidence_ref,
+            last_validated_at=now,
+            version=active.version + 1 if active is not None else 1,
+            supersedes_id=active.id if active is not None else None,
+            reasons=[*record.reasons, "approved_by_reviewer"],
+        )
+        settled, contest_events = _settle_contest(s, principal, record, superseded)
+        approved = settled or approved
+        approval = NewEvent(
+            EventType.APPROVED.value,
+            principal.sub,
+            record.id,
+            record.subject_id,
+            "reviewer_approved",
+            {
+                "evidence_ref": evidence_ref,
+                "note_present": bool(note),
+                "previous_status": record.status,
+                "superseded": superseded,
+            },
+        )
+        supersessions = _superseded_events(principal, record, superseded, "superseded_by_approval")
+        s.append_events([approval, *supersessions, *contest_events])
+        return approved, active
 
     def reject(self, principal: Principal, memory_id: str, *, note: str | None) -> ReviewResult:
         require_mutation(principal, Role.REVIEWER, action="reject memories")
@@ -161,6 +191,56 @@ class ReviewService:
         if record.status not in REVIEWABLE_STATUSES:
             raise Conflict(f"memory {memory_id} is {record.status}, not awaiting review")
         return record
+
+
+def record_writers(s: TenantSession, record: MemoryRecord) -> set[str]:
+    """Who wrote `record`: the token subject whose write the chain recorded (the admission
+    decision's event), the record's actor, and for a memory drawn from a session, the agent who
+    closed that session."""
+    events = s.audit_events(subject_id=None, memory_id=record.id, since=None, after_seq=None, limit=20)
+    writers = {record.actor, *(e.actor for e in events if e.event_type in _WRITE_EVENTS)}
+    if record.session_id:
+        session = s.get_session(record.session_id)
+        closed_by = session["closed_by"] if session is not None else None
+        if closed_by:
+            writers.add(closed_by)
+    return writers
+
+
+def _approval_refusal(
+    s: TenantSession,
+    principal: Principal,
+    record: MemoryRecord,
+    evidence_ref: str | None,
+    policy: PolicyProfile,
+) -> DomainError | None:
+    """Why `principal` may not approve `record` with `evidence_ref` (None: it may). Nobody approves
+    what they wrote (403 `self_approval`); evidence, required for a commercial term and checked
+    whenever given, must match the tenant's `evidence_ref_pattern` (422 naming `evidence_ref`)."""
+    if principal.sub in record_writers(s, record):
+        return SelfApproval("a reviewer may not approve a memory they wrote or whose session they closed")
+    if evidence_ref is None and evidence_required(record):
+        return InvalidRequest("approving a commercial term needs an evidence reference", field="evidence_ref")
+    if evidence_ref is not None and not policy.accepts_evidence(evidence_ref):
+        return InvalidRequest(
+            "evidence_ref must be a document reference the tenant's evidence_ref_pattern accepts"
+            " (by default 6-200 characters without spaces, with a letter and a digit)",
+            field="evidence_ref",
+        )
+    return None
+
+
+def _refusal_event(principal: Principal, record: MemoryRecord, refused: DomainError) -> NewEvent:
+    """The refused approval in the chain: who, which record, the rule; never the evidence given."""
+    rule = SELF_APPROVAL if isinstance(refused, SelfApproval) else EVIDENCE_PATTERN
+    return NewEvent(
+        EventType.APPROVAL_REFUSED.value,
+        principal.sub,
+        record.id,
+        record.subject_id,
+        rule,
+        {"rule": rule, "status": refused.status, "field": refused.field},
+    )
 
 
 def _settle_contest(

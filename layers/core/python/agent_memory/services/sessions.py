@@ -29,7 +29,7 @@ from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.outbox import EXTRACT, OutboxRelay, extraction_key, extraction_message
-from agent_memory.services.working import working_cleared_events
+from agent_memory.services.working import owned_by, working_cleared_events
 
 
 class CloseSessionRequest(BaseModel):
@@ -73,11 +73,15 @@ class SessionService:
         key = transcript_key(principal.tenant_id, request.subject_id, session_id)
         outbox_key = extraction_key(session_id)
         message = extraction_message(principal.tenant_id, session_id)
+        queued = {"session_id": session_id, "status": "queued"}
         with self.store.tenant(principal.tenant_id) as s:
+            # One close or working-memory write of the id at a time: identical concurrent closes
+            # wait for the first and answer as its replay, and no value lands between check and close.
+            s.lock_working_session(session_id)
+            if not owned_by(s, principal, session_id, request.subject_id, route="close"):
+                return queued  # another subject's session, outside the token: as an unused id, unchanged
             existing = s.get_session(session_id, for_update=True)
             if existing is not None:
-                if existing["subject_id"] != request.subject_id:
-                    raise Conflict("session id already belongs to another subject", field="subject_id")
                 if existing["transcript_hash"] != digest:
                     raise Conflict("session was already closed with different turns", field="turns")
                 if existing["status"] != "queued":
@@ -86,7 +90,7 @@ class SessionService:
                 # before the outbox existed gets its row here.
                 s.record_outbox(outbox_key, EXTRACT, message)
             else:
-                s.insert_session(
+                if not s.insert_session(
                     session_id=session_id,
                     subject_id=request.subject_id,
                     ticket_id=request.ticket_id,
@@ -95,7 +99,11 @@ class SessionService:
                     transcript_hash=digest,
                     transcript_key=key,
                     turns=len(masked_turns),
-                )
+                    closed_by=principal.sub,
+                ):  # every close takes the session's lock first: only a close that skipped it
+                    raise Conflict(
+                        "the session was closed concurrently; send the close again", field="session_id"
+                    )
                 # rearm: a row left by an earlier session of this id (erased since) is sent again.
                 s.record_outbox(outbox_key, EXTRACT, message, rearm=True)
                 # Inside the transaction: if storing fails, the close is not recorded and can be retried.
@@ -109,7 +117,7 @@ class SessionService:
         self._relay(principal.tenant_id, outbox_key, session_id)
         if existing is None:
             logger.info("session queued", extra={"session_id": session_id, "turns": len(masked_turns)})
-        return {"session_id": session_id, "status": "queued"}
+        return queued
 
     def _relay(self, tenant_id: str, outbox_key: str, session_id: str) -> None:
         try:

@@ -12,16 +12,16 @@ transcript is the way from a conversation to memories), and erasing the subject 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.enums import EventType, Role
-from agent_memory.domain.errors import Conflict, InvalidRequest, PayloadTooLarge
+from agent_memory.domain.errors import OUTSIDE_BINDING, Conflict, Forbidden, InvalidRequest, PayloadTooLarge
 from agent_memory.domain.ids import ID_RULE, SubjectId, valid_id
 from agent_memory.domain.policy import PolicyProfile
-from agent_memory.domain.records import Principal
+from agent_memory.domain.records import Principal, utcnow
 from agent_memory.domain.working import (
     PreparedValue,
     instruction_at,
@@ -30,7 +30,7 @@ from agent_memory.domain.working import (
     value_bytes,
 )
 from agent_memory.observability import logger
-from agent_memory.ports.store import MemoryStore, NewEvent, WorkingItem, WorkingSessionState
+from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession, WorkingItem, WorkingSessionState
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.policies import PolicyRegistry
 
@@ -85,7 +85,15 @@ class WorkingMemoryService:
         prepared = _prepared(request, policy, session_id)
         with self.store.tenant(principal.tenant_id) as s:
             s.lock_working_session(session_id, request.subject_id)
+            # Checked as the caller sees the session (its binding's rows only), then its owner: for
+            # a bound token, another subject's session gets every answer an unused id would.
             _check_room(s.working_session_state(session_id, request.subject_id, key), prepared.bytes, policy)
+            if not owned_by(s, principal, session_id, request.subject_id, route="working_put"):
+                # Another subject's session, outside the token: answered as a write to an unused
+                # id is, and nothing is written.
+                return WorkingItemView(
+                    key=key, value=prepared.value, expires_at=utcnow() + timedelta(seconds=ttl)
+                )
             item = s.put_working_item(
                 session_id=session_id,
                 subject_id=request.subject_id,
@@ -151,6 +159,39 @@ class WorkingMemoryService:
                 )
 
 
+SESSION_OF_ANOTHER_SUBJECT = "session_of_another_subject"
+
+
+def owned_by(s: TenantSession, principal: Principal, session_id: str, subject_id: str, *, route: str) -> bool:
+    """Whether `session_id` may be used for `subject_id`: a session belongs to the subject of its
+    first use (its close, or its live working values). Call it under the session's lock.
+
+    Another subject's session is a 409 naming `subject_id` for a caller who may see that subject.
+    For a token bound to other subjects it is False: the caller answers as for an unused id and
+    writes nothing (the refusal is audited, the rule named, no content), so the answer tells
+    nothing about which ids exist. A subject outside the token's binding is refused as always."""
+    if not principal.may_touch(subject_id):
+        raise Forbidden(OUTSIDE_BINDING)
+    owner = s.session_subject(session_id)
+    if owner is None or owner == subject_id:
+        return True
+    if principal.may_touch(owner):
+        raise Conflict("the session belongs to another subject", field="subject_id")
+    s.append_events(
+        [
+            NewEvent(
+                EventType.AUTHORIZATION_DENIED.value,
+                principal.sub,
+                None,
+                subject_id,
+                SESSION_OF_ANOTHER_SUBJECT,
+                {"session_id": session_id, "route": route, "rule": SESSION_OF_ANOTHER_SUBJECT},
+            )
+        ]
+    )
+    return False
+
+
 def working_cleared_events(
     actor: str, session_id: str, cleared: list[WorkingItem], reason: str
 ) -> list[NewEvent]:
@@ -209,13 +250,11 @@ def _prepared(request: WorkingPutRequest, policy: PolicyProfile, session_id: str
 
 
 def _check_room(state: WorkingSessionState, size: int, policy: PolicyProfile) -> None:
-    """The session is open, this subject's, not being erased, and has room for one more value."""
+    """The session is open, not being erased, and has room for one more value."""
     if state.closed:
         raise Conflict("the session is closed; its working memory ended with it", field="session_id")
     if state.erasing:
         raise Conflict("an erasure of this subject is in progress", field="subject_id")
-    if state.other_subject:
-        raise Conflict("the session's working memory belongs to another subject", field="subject_id")
     if state.items + 1 > policy.working_max_items:
         raise InvalidRequest(
             f"the session already holds {state.items} working values, the policy's maximum"

@@ -27,14 +27,26 @@ class SessionQueries:
         ).fetchone()
         return cast(SessionRow | None, row)
 
-    def insert_session(self, **fields: Any) -> None:
-        self.conn.execute(
+    def insert_session(self, **fields: Any) -> bool:
+        """Record a closed session; False when the id is taken already (by a close that committed
+        first, or by a session outside the caller's binding): the caller reads what is there."""
+        row = self.conn.execute(
             """INSERT INTO sessions (tenant_id, session_id, subject_id, ticket_id, channel, occurred_at,
-                                     transcript_hash, transcript_key, turns, status)
+                                     transcript_hash, transcript_key, turns, status, closed_by)
                VALUES (%(tenant_id)s, %(session_id)s, %(subject_id)s, %(ticket_id)s, %(channel)s, %(occurred_at)s,
-                       %(transcript_hash)s, %(transcript_key)s, %(turns)s, 'queued')""",
-            {"tenant_id": self.tenant_id, **fields},
-        )
+                       %(transcript_hash)s, %(transcript_key)s, %(turns)s, 'queued', %(closed_by)s)
+               ON CONFLICT (tenant_id, session_id) DO NOTHING
+               RETURNING 1""",
+            {"tenant_id": self.tenant_id, "closed_by": None, **fields},
+        ).fetchone()
+        return row is not None
+
+    def session_subject(self, session_id: str) -> str | None:
+        """The subject the session id belongs to (closed, or holding live working values), past
+        the caller's subject binding (migration 0032); None for an unused id. For the services'
+        decisions only: never shown to a caller."""
+        row = self.conn.execute("SELECT memory_session_subject(%s) AS subject", (session_id,)).fetchone()
+        return row["subject"] if row else None
 
     _SESSION_FIELDS = frozenset(
         {"status", "attempts", "outcome", "memory_ids", "failure_reason", "extractor"}

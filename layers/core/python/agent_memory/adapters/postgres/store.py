@@ -24,7 +24,7 @@ from agent_memory.adapters.postgres.subject_data import SubjectDataQueries
 from agent_memory.adapters.postgres.ticket_scope import TicketScopeQueries
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
 from agent_memory.domain.enums import Authority, Sensitivity
-from agent_memory.domain.errors import Forbidden
+from agent_memory.domain.errors import OUTSIDE_BINDING, Forbidden
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports.store import (
     AdmissionContext,
@@ -420,7 +420,7 @@ class PostgresStore:
             # whether or not the subject exists.
             if "row-level security" not in (exc.diag.message_primary or ""):
                 raise
-            raise Forbidden("this token is bound to other subjects") from exc
+            raise Forbidden(OUTSIDE_BINDING) from exc
 
     @contextmanager
     def reader(self, tenant_id: str) -> Iterator[PostgresRetrievalReader]:

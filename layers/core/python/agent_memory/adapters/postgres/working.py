@@ -40,8 +40,7 @@ class WorkingMemoryQueries:
 
     def working_session_state(self, session_id: str, subject_id: str, key: str) -> WorkingSessionState:
         """What a write to `key` must know, in one statement, after the session's expired rows are
-        deleted: whether the session is closed, whether its live values belong to another subject,
-        whether the subject is being erased, and what the session holds besides `key`."""
+        deleted: whether the session is closed, whether the subject is being erased, and what the session holds besides `key`."""
         row = self.conn.execute(
             f"""
             WITH swept AS (
@@ -56,7 +55,6 @@ class WorkingMemoryQueries:
               EXISTS (SELECT 1 FROM sessions WHERE tenant_id = %(t)s AND session_id = %(sid)s) AS closed,
               EXISTS (SELECT 1 FROM erasure_requests
                        WHERE tenant_id = %(t)s AND subject_id = %(s)s AND status = 'running') AS erasing,
-              EXISTS (SELECT 1 FROM live WHERE subject_id <> %(s)s) AS other_subject,
               (SELECT count(*) FROM live WHERE key <> %(k)s) AS items,
               (SELECT coalesce(sum(bytes), 0) FROM live WHERE key <> %(k)s) AS bytes,
               (SELECT count(*) FROM swept) AS swept
@@ -67,7 +65,6 @@ class WorkingMemoryQueries:
         return WorkingSessionState(
             closed=bool(row["closed"]),
             erasing=bool(row["erasing"]),
-            other_subject=bool(row["other_subject"]),
             items=int(row["items"]),
             bytes=int(row["bytes"]),
         )
