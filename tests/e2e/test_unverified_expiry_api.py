@@ -118,3 +118,32 @@ def test_the_migration_bounds_the_unverified_rows_admitted_before_the_rule(api, 
     # and the customer's confirmed fact is untouched
     assert rows[claim["id"]] == 180 * DAY
     assert rows[kept["id"]] is None
+
+
+def test_approval_lifts_the_bound_and_the_audit_says_so(api, tok):
+    # Given a discount the customer asked for, held for a reviewer (so bounded at 180 days)
+    held = api.post(
+        "/v1/memories",
+        fact("ACC-UV-APPROVE", "customer_claim", "CONTRACT_COMMERCIAL", "contract.discount"),
+        token=tok["agent"],
+    ).body["memory"]
+    assert held["status"] == "pending_approval" and held["expires_at"] is not None
+    # When another person, a reviewer, approves it with evidence
+    reviewer = api.token(TENANT, "rev-1", ["reviewer"], clearance="confidential")
+    reply = api.post(
+        f"/v1/memories/{held['id']}/approve", {"evidence_ref": "signed-order-2026-118"}, token=reviewer
+    )
+    # Then it is verified and no longer expires by age (a fact has no TTL)
+    assert reply.status == 200, reply.body
+    assert (
+        reply.body["memory"]["authority"] == "human_verified" and reply.body["memory"]["expires_at"] is None
+    )
+    # And the approval event records the bound it lifted
+    auditor = api.token(TENANT, "aud-1", ["auditor"], clearance="confidential")
+    events = api.get(f"/v1/audit?memory_id={held['id']}", token=auditor).body["events"]
+    approved = [e for e in events if e["event_type"] == "memory_approved"]
+    assert (
+        approved
+        and approved[0]["payload"]["expires_at_before"]
+        and approved[0]["payload"]["expires_at"] is None
+    )

@@ -243,6 +243,14 @@ def _expiry(
     return requested or latest
 
 
+def expiry_once_verified(
+    memory_type: MemoryType, effective_at: datetime, admitted_at: datetime, policy: PolicyProfile
+) -> datetime | None:
+    """When a record verified after admission (a reviewer's approval) expires: its type's TTL and
+    hard bound as at admission, without the unverified-note bound (INV-MEM-02) it no longer needs."""
+    return _expiry(memory_type, effective_at, None, policy, admitted_at, unverified=False)
+
+
 def _sensitivity(
     write: MemoryWrite, category: str, masked_kinds: list[str], policy: PolicyProfile
 ) -> Sensitivity:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from agent_memory.domain.admission import expiry_once_verified
 from agent_memory.domain.decision import EVENT_FOR_DECISION
 from agent_memory.domain.enums import (
     REVIEWABLE_STATUSES,
@@ -67,7 +68,7 @@ class ReviewService:
                 # Committed on its own: the refusal is audited and nothing else changes.
                 s.append_events([_refusal_event(principal, record, refused)])
             else:
-                approved, active = self._approve(s, principal, record, note, evidence_ref, now)
+                approved, active = self._approve(s, principal, record, note, evidence_ref, now, policy)
         if refused is not None:
             raise refused
         # A superseded version above the reviewer's clearance is not named to them.
@@ -82,9 +83,11 @@ class ReviewService:
         note: str | None,
         evidence_ref: str | None,
         now: datetime,
+        policy: PolicyProfile,
     ) -> tuple[MemoryRecord, MemoryRecord | None]:
         """The approval itself, in the caller's transaction: the approved record, and the slot's
-        active record it superseded (if any)."""
+        active record it superseded (if any). Verified now, it loses the unverified-note expiry
+        (INV-MEM-02) and keeps its type's own."""
         active = None
         if record.slot:
             s.lock_slot(record.subject_id, record.slot)
@@ -93,6 +96,7 @@ class ReviewService:
         if active is not None:
             s.supersede(active.id, record.id, now)
             superseded.append(active.id)
+        expires_at = expiry_once_verified(record.type, record.effective_at, record.created_at, policy)
         approved = s.update_status(
             record.id,
             Status.ACTIVE.value,
@@ -101,6 +105,7 @@ class ReviewService:
             verified_at=now,
             evidence_ref=evidence_ref,
             last_validated_at=now,
+            expires_at=expires_at,
             version=active.version + 1 if active is not None else 1,
             supersedes_id=active.id if active is not None else None,
             reasons=[*record.reasons, "approved_by_reviewer"],
@@ -118,6 +123,9 @@ class ReviewService:
                 "note_present": bool(note),
                 "previous_status": record.status,
                 "superseded": superseded,
+                # the unverified-note bound lifted (INV-MEM-02): what it was, what it is now
+                "expires_at_before": record.expires_at.isoformat() if record.expires_at else None,
+                "expires_at": expires_at.isoformat() if expires_at else None,
             },
         )
         supersessions = _superseded_events(principal, record, superseded, "superseded_by_approval")
