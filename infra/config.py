@@ -85,6 +85,8 @@ class DeploymentConfig:
     log_retention_days: int = 30
     powertools_log_level: str = "INFO"
     retrieval_p95_budget_ms: int = 150
+    # The policy preset whose per-stage retrieval budgets (latency_budget_ms) the stage alarms use.
+    latency_budget_preset: str = "crm"
     alarm_email: str = ""
 
     @classmethod

@@ -16,7 +16,13 @@ from agent_memory.api.models.retrieve import (
     RetrieveResponse,
 )
 from agent_memory.bootstrap import get_container
-from agent_memory.observability import SOR_UNAVAILABLE_METRIC, logger, metrics, tracer
+from agent_memory.observability import (
+    RETRIEVAL_STAGE_METRIC_PREFIX,
+    SOR_UNAVAILABLE_METRIC,
+    logger,
+    metrics,
+    tracer,
+)
 
 app = create_app()
 
@@ -30,7 +36,9 @@ def retrieve(body: RetrieveRequest) -> Response[RetrieveResponse]:
     metrics.add_metric(name="RetrievalLatency", unit=MetricUnit.Milliseconds, value=stages["total"])
     metrics.add_metric(name="RetrievalDbLatency", unit=MetricUnit.Milliseconds, value=stages["db"])
     for stage, ms in stages.items():  # the seed's budget per stage (docs/operations.md)
-        metrics.add_metric(name=f"RetrievalStage_{stage}", unit=MetricUnit.Milliseconds, value=ms)
+        metrics.add_metric(
+            name=f"{RETRIEVAL_STAGE_METRIC_PREFIX}{stage}", unit=MetricUnit.Milliseconds, value=ms
+        )
     metrics.add_metric(name="RetrievalCandidates", unit=MetricUnit.Count, value=result.candidates)
     metrics.add_metric(name="RetrievalReturned", unit=MetricUnit.Count, value=len(result.memories))
     for reason, n in result.excluded.items():

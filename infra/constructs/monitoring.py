@@ -17,6 +17,8 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 
+from agent_memory.domain.policy import profile
+from agent_memory.observability import RETRIEVAL_STAGE_METRIC_PREFIX
 from constructs import Construct
 from infra.config import DeploymentConfig
 from infra.constructs.functions import METRICS_NAMESPACE, SERVICE_NAME
@@ -146,12 +148,34 @@ class Monitoring(Construct):
                 description=f"p95 retrieval duration over the {config.retrieval_p95_budget_ms} ms budget "
                 "for 15 minutes.",
             )
+        self._stage_alarms(config, five_minutes)
         for name, function in functions.items():
             self._alarm(
                 f"Errors{''.join(part.capitalize() for part in name.split('_'))}",
                 function.metric_errors(period=five_minutes, statistic="Sum"),
                 threshold=1,
                 description=f"The {name} function raised errors.",
+            )
+
+    def _stage_alarms(self, config: DeploymentConfig, period: Duration) -> None:
+        """p95 of each retrieval stage the handler emits (RetrievalStage_<stage>) over its budget in
+        the policy preset, for 15 minutes: where the seed's 80 ms goes when it is exceeded."""
+        for stage, budget in profile(config.latency_budget_preset).latency_budget_ms.items():
+            self._alarm(
+                f"RetrievalStage{stage.capitalize()}P95",
+                cw.Metric(
+                    namespace=METRICS_NAMESPACE,
+                    metric_name=f"{RETRIEVAL_STAGE_METRIC_PREFIX}{stage}",
+                    dimensions_map={"service": SERVICE_NAME},
+                    period=period,
+                    statistic="p95",
+                ),
+                threshold=budget,
+                evaluation_periods=3,
+                datapoints_to_alarm=3,
+                comparison=cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                description=f"p95 of the retrieval's {stage} stage over its {budget} ms budget "
+                f"({config.latency_budget_preset} policy) for 15 minutes.",
             )
 
     def _alarm(

@@ -178,3 +178,23 @@ def test_every_alarm_notifies_the_topic(synthesized: Any) -> None:
     (topic_id,) = synthesized.resources("AWS::SNS::Topic")
     for alarm in alarms(synthesized):
         assert refs_in(alarm["AlarmActions"]) == {topic_id}
+
+
+def test_alarm_on_each_retrieval_stage_over_the_seeds_budget(synthesized: Any) -> None:
+    # Seed 000: 80 ms p95 in all, 45 ms in the database, 15 ms to serialize; the retrieve handler
+    # emits each stage under RetrievalStage_<stage>, and an alarm watches each budgeted one.
+    from agent_memory.domain.policy import profile
+
+    budgets = profile(synthesized.stack.config.latency_budget_preset).latency_budget_ms
+    assert budgets == {"total": 80, "db": 45, "serialize": 15}
+    found = {
+        a["MetricName"]: a
+        for a in alarms(synthesized)
+        if a.get("MetricName", "").startswith("RetrievalStage_")
+    }
+    assert set(found) == {f"RetrievalStage_{stage}" for stage in budgets}
+    for stage, budget in budgets.items():
+        alarm = found[f"RetrievalStage_{stage}"]
+        assert alarm["Threshold"] == budget and alarm["ExtendedStatistic"] == "p95"
+        assert alarm["Namespace"] == "AgentMemory"
+        assert alarm["Dimensions"] == [{"Name": "service", "Value": "agent-memory"}]

@@ -25,6 +25,9 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 # A retrieval answered without the live values or ticket it needed (the system of record failed,
 # or its circuit breaker is open): account facts went out unconfirmed. infra alarms on it.
 SOR_UNAVAILABLE_METRIC = "SystemOfRecordUnavailable"
+# Each retrieval stage's milliseconds (RetrievalStage_db, ..._total): infra alarms on the policy's
+# per-stage budget.
+RETRIEVAL_STAGE_METRIC_PREFIX = "RetrievalStage_"
 
 # The Lambda context keys (function name, request id, cold start) that inject_lambda_context adds.
 _CONTEXT_KEYS = frozenset({"function_name", "function_request_id", "function_arn", "function_memory_size"})
