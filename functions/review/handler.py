@@ -27,7 +27,12 @@ def review_queue(
 )
 def approve(memory_id: str, body: ReviewDecision) -> ReviewResult:
     result = get_container().review.approve(
-        current_principal(app), memory_id, note=body.note, evidence_ref=body.evidence_ref
+        current_principal(app),
+        memory_id,
+        note=body.note,
+        evidence_ref=body.evidence_ref,
+        supersedes=body.supersedes,
+        independent_reason=body.independent_reason,
     )
     return ReviewResult.model_validate(result.public_view())
 

@@ -281,6 +281,14 @@ class MemoryTenantSession:
                 return _copy(r)
         return None
 
+    def active_for_slots(self, subject_id: str, slots: Sequence[str]) -> list[MemoryRecord]:
+        rows = [
+            r
+            for r in self._s.records.values()
+            if r.subject_id == subject_id and r.slot in set(slots) and str(r.status) == "active"
+        ]
+        return [_copy(r) for r in sorted(rows, key=lambda r: r.slot or "")]
+
     def slot_history(self, subject_id: str, slot: str) -> list[MemoryRecord]:
         rows = [r for r in self._s.records.values() if r.subject_id == subject_id and r.slot == slot]
         return [_copy(r) for r in sorted(rows, key=lambda r: (r.created_at, r.id))]

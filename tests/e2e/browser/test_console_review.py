@@ -307,3 +307,29 @@ def test_a_contested_record_waits_beside_the_record_it_contradicts_and_rejecting
     console.wait_text("#decision-result", "Rejected")
     assert status_of(api, tenant, newcomer["id"]) == "rejected"
     assert status_of(api, tenant, served["id"]) == "active"
+
+
+def test_a_term_of_a_commercial_family_is_approved_only_once_the_reviewer_chooses(console, api):
+    # Given the system of record's seat price and a pending discount in another slot of its family
+    fact_id, claim_id = seed_pending(api, "rv-family", "ACC-FAMILY", slot="contract.discount")
+    console.severe_logs()  # what earlier tests' refusals left in the browser's log
+    console.sign_in(api.token("rv-family", "rev-1", ["reviewer"], clearance="confidential"), "review")
+    item = console.find(f'li[data-memory-id="{claim_id}"]')
+    # Then the item lists the seat price as an active term of the same family
+    family = item.find_element("css selector", "fieldset.family")
+    assert "$42/seat/month" in family.text
+    item.find_element("css selector", "input[name=evidence_ref]").send_keys("signed-contract-2026-118")
+    # When the reviewer approves without ticking it or saying why it stands beside it
+    item.find_element("css selector", "button[value=approve]").click()
+    # Then the page asks for the choice and nothing changes
+    console.wait_text(f'li[data-memory-id="{claim_id}"] .status', "supersedes")
+    assert status_of(api, "rv-family", claim_id) == "pending_approval"
+    # When they tick the seat price as superseded and approve
+    family.find_element("css selector", f'input[name=supersedes][value="{fact_id}"]').click()
+    item.find_element("css selector", "button[value=approve]").click()
+    # Then the discount is the account's one price truth
+    result = console.wait_text("#decision-result", "Superseded")
+    assert fact_id in result
+    assert status_of(api, "rv-family", claim_id) == "active"
+    assert status_of(api, "rv-family", fact_id) == "superseded"
+    assert console.severe_logs() == []

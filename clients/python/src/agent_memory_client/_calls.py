@@ -86,9 +86,18 @@ def review_queue(cursor: str | None, limit: int | None) -> Call[m.ReviewPage]:
 
 
 def review_decision(
-    name: str, memory_id: str, note: str | None, evidence_ref: str | None
+    name: str,
+    memory_id: str,
+    note: str | None,
+    evidence_ref: str | None,
+    supersedes: list[str] | None = None,
+    independent_reason: str | None = None,
 ) -> Call[m.ReviewResult]:
-    body = m.ReviewDecision(**drop_none(note=note, evidence_ref=evidence_ref))
+    body = m.ReviewDecision(
+        **drop_none(
+            note=note, evidence_ref=evidence_ref, supersedes=supersedes, independent_reason=independent_reason
+        )
+    )
     return prepare(name, {"memory_id": memory_id}, body)
 
 

@@ -236,9 +236,19 @@ class AsyncMemoryClient:
             cursor = page.next_cursor
 
     async def approve(
-        self, memory_id: str, *, note: str | None = None, evidence_ref: str | None = None
+        self,
+        memory_id: str,
+        *,
+        note: str | None = None,
+        evidence_ref: str | None = None,
+        supersedes: list[str] | None = None,
+        independent_reason: str | None = None,
     ) -> m.ReviewResult:
-        return await self._send(_calls.review_decision("approve", memory_id, note, evidence_ref))
+        """Approve a pending or contested memory. A commercial term whose review item lists
+        `family_active` needs `supersedes` (those it replaces) or `independent_reason` for the rest."""
+        return await self._send(
+            _calls.review_decision("approve", memory_id, note, evidence_ref, supersedes, independent_reason)
+        )
 
     async def reject(
         self, memory_id: str, *, note: str | None = None, evidence_ref: str | None = None

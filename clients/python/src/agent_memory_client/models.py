@@ -129,6 +129,8 @@ class CloseSessionRequest(RequestModel):
 class ReviewDecision(RequestModel):
     note: str | None = None
     evidence_ref: str | None = None
+    supersedes: list[str] | None = None
+    independent_reason: str | None = None
 
 
 class CloseCommitment(RequestModel):
@@ -362,6 +364,8 @@ class ReviewItem(ResponseModel):
     active: MemoryRecord | None = None
     diff: dict[str, Any] | None = None
     evidence_required: bool = False
+    # the account's active terms of the same commercial family in other slots
+    family_active: list[MemoryRecord] | None = None
 
 
 class ReviewPage(ResponseModel):

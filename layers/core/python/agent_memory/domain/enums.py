@@ -149,3 +149,5 @@ class Flag(StrEnum):
     EMBEDDING_PENDING = "embedding_pending"
     # A lower-authority source contradicts the active record of the slot: on both until a reviewer decides.
     CONTESTED = "contested"
+    # A reviewer approved this commercial term as standing beside its family's other active terms.
+    FAMILY_INDEPENDENT = "family_independent"

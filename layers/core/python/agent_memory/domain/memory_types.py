@@ -214,3 +214,32 @@ SLOTTED_TYPES = frozenset(t for t, s in TYPE_SPECS.items() if s.slot is not Slot
 # Commitments are stateful (open -> closed) and may carry a slot; facts and preferences must.
 SLOT_REQUIRED_TYPES = frozenset(t for t, s in TYPE_SPECS.items() if s.slot is SlotRule.REQUIRED)
 APPEND_ONLY_TYPES = frozenset(t for t, s in TYPE_SPECS.items() if s.slot is SlotRule.NONE)
+
+
+# Commercial slots that state one truth from different sides, so two active facts of one family
+# can contradict each other across slots ("$42/seat, no discount" beside an approved "20%
+# discount": INC-2890). Seed 000 INV-MEM-03: "injecting multiple conflicting versions of a
+# commercial term in the same prompt is prohibited"; MC-CR-01 supersedes per account and category.
+# A reviewer approving a term of a family chooses what it supersedes or says it is independent;
+# retrieval never renders two of a family that disagree.
+COMMERCIAL_FAMILIES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "price": frozenset({"contract.seat_price", "contract.discount", "contract.pricing"}),
+        "renewal": frozenset({"contract.renewal_terms", "contract.term", "contract.renewal_date"}),
+        "service_level": frozenset({"contract.sla", "contract.support_tier"}),
+    }
+)
+# The reason an approved term carries when its reviewer said it stands beside its family's others.
+FAMILY_INDEPENDENT_REASON = "independent_of_commercial_family"
+_FAMILY_OF_SLOT = {slot: family for family, slots in COMMERCIAL_FAMILIES.items() for slot in slots}
+
+
+def commercial_family(slot: str | None) -> str | None:
+    """The commercial family a slot belongs to, or None."""
+    return _FAMILY_OF_SLOT.get(slot) if slot else None
+
+
+def family_slots(slot: str | None) -> frozenset[str]:
+    """The other slots of `slot`'s commercial family (empty when it has none)."""
+    family = commercial_family(slot)
+    return COMMERCIAL_FAMILIES[family] - {slot} if family else frozenset()

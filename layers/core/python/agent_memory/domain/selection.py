@@ -9,7 +9,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from agent_memory.domain.enums import Authority
-from agent_memory.domain.memory_types import TYPE_SPECS
+from agent_memory.domain.memory_types import TYPE_SPECS, commercial_family
 from agent_memory.domain.ranking import Candidate, is_relevant
 
 Buckets = tuple[list[Candidate], list[Candidate], list[Candidate], list[Candidate]]
@@ -19,6 +19,37 @@ Buckets = tuple[list[Candidate], list[Candidate], list[Candidate], list[Candidat
 class Selection:
     buckets: Buckets  # verified facts, relevant, supporting, unverified
     excluded: dict[str, int]
+
+
+# Why a verified commercial fact was left out: a newer verified source states its family's truth.
+FAMILY_SUPERSEDED = "commercial_family_superseded"
+
+
+def commercial_candidates(ranked: Iterable[Candidate]) -> list[Candidate]:
+    """The verified commercial facts among the candidates whose slot belongs to a family."""
+    return [c for c in ranked if c.record.verified and commercial_family(c.record.slot)]
+
+
+def family_rivals(ranked: Iterable[Candidate], independent: Collection[str]) -> set[str]:
+    """One commercial truth per family in a prompt (seed 000 INV-MEM-03 across slots): where the
+    verified facts of one family (price, discount and seat price; ...) come from different sources
+    (the system of record, a reviewer's approval), the source stated last wins and the other's
+    facts are left out. Facts of one source agree with each other; a fact its reviewer approved as
+    independent of the family (`independent`) stands beside the others. Returns the ids left out."""
+    by_family: dict[str, dict[Authority, list[Candidate]]] = {}
+    for c in commercial_candidates(ranked):
+        if c.record.id in independent:
+            continue
+        family = commercial_family(c.record.slot)
+        assert family is not None
+        by_family.setdefault(family, {}).setdefault(c.record.authority, []).append(c)
+    out: set[str] = set()
+    for sources in by_family.values():
+        if len(sources) < 2:
+            continue
+        latest = max(sources, key=lambda a: max((c.record.effective_at, c.record.id) for c in sources[a]))
+        out.update(c.record.id for a, cs in sources.items() if a is not latest for c in cs)
+    return out
 
 
 def select(

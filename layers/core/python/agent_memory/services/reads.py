@@ -12,6 +12,7 @@ from typing import Any
 from agent_memory.domain.audit import ChainReport, verify_chain
 from agent_memory.domain.enums import Role, Status
 from agent_memory.domain.errors import InvalidRequest, NotFound
+from agent_memory.domain.memory_types import family_slots
 from agent_memory.domain.records import AuditEvent, MemoryRecord, Principal
 from agent_memory.domain.review_diff import review_diff
 from agent_memory.ports.store import MemoryStore
@@ -96,15 +97,17 @@ class ReadService:
             items = []
             for r in rows[:limit]:
                 active = visible(principal, s.active_for_slot(r.subject_id, r.slot) if r.slot else None)
-                items.append(
-                    {
-                        "memory": r.public_view(),
-                        "active": active.public_view() if active else None,
-                        # a diff against the served record only where the reviewer may read it
-                        "diff": review_diff(active, r) if active else None,
-                        "evidence_required": evidence_required(r),
-                    }
-                )
+                item: dict[str, Any] = {
+                    "memory": r.public_view(),
+                    "active": active.public_view() if active else None,
+                    # a diff against the served record only where the reviewer may read it
+                    "diff": review_diff(active, r) if active else None,
+                    "evidence_required": evidence_required(r),
+                }
+                family = s.active_for_slots(r.subject_id, sorted(family_slots(r.slot)))
+                if family:  # one commercial truth per family: the reviewer chooses (services/review)
+                    item["family_active"] = [f.public_view() for f in family if visible(principal, f)]
+                items.append(item)
         nxt = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
         return Page(items, nxt)
 

@@ -30,7 +30,15 @@ from agent_memory.domain.freshness import FreshnessDecisions, FreshnessGate
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.ranking import Candidate, rank_candidates, similarity_floor, topical_query
 from agent_memory.domain.records import MemoryRecord, Principal, RetrievedMemory, utcnow
-from agent_memory.domain.selection import in_budget_order, named_slots, returned_ranks, select
+from agent_memory.domain.selection import (
+    FAMILY_SUPERSEDED,
+    commercial_candidates,
+    family_rivals,
+    in_budget_order,
+    named_slots,
+    returned_ranks,
+    select,
+)
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import (
@@ -91,6 +99,8 @@ class _Turn:
     ranking: _Ranking
     working: Sequence[WorkingItem]
     stages: StageClock
+    # verified commercial facts a newer source of their family outstates (never two truths of one)
+    family_rivals: set[str]
 
     @property
     def asks_system_of_record(self) -> bool:
@@ -159,7 +169,8 @@ class RetrievalBroker:
                 )
             with stages.stage("rank"):
                 ranking = self._rank(rows, policy, top_k, now)
-            turn = _Turn(principal, request, top_k, max_tokens, ranking, working, stages)
+                rivals = _family_rivals(ranking, reader)
+            turn = _Turn(principal, request, top_k, max_tokens, ranking, working, stages, rivals)
             if not turn.asks_system_of_record:  # nothing to decide: the access event on this connection
                 result = self._answer(turn, LiveState(), reader)
         if turn.asks_system_of_record:
@@ -244,12 +255,16 @@ class RetrievalBroker:
         request, ranking = turn.request, turn.ranking
         gate = FreshnessGate(ranking.owned, live.values)
         shown = _Shown(ranking.row_of, gate)
+
+        def exclusion(c: Candidate) -> str | None:
+            return FAMILY_SUPERSEDED if c.record.id in turn.family_rivals else shown.exclusion(c)
+
         chosen = select(
             ranking.ranked,
             similarity_floor(self.embedder.name),
             turn.top_k,
             VERIFIED_FACTS_CAP,
-            shown.exclusion,
+            exclusion,
             named_slots(request.slots, request.query),
         )
         excluded = dict(chosen.excluded)
@@ -437,6 +452,15 @@ def _resolution_view(r: MemoryRecord, similarity: float) -> dict[str, Any]:
 
 def _count(excluded: dict[str, int], reason: str, n: int = 1) -> None:
     excluded[reason] = excluded.get(reason, 0) + n
+
+
+def _family_rivals(ranking: _Ranking, reader: RetrievalReader) -> set[str]:
+    """The verified commercial facts to leave out so one family states one truth; the store is
+    asked which were approved as independent only when a family has two sources among them."""
+    facts = commercial_candidates(ranking.ranked)
+    if len({c.record.authority for c in facts}) < 2:
+        return set()
+    return family_rivals(facts, reader.family_independent([c.record.id for c in facts]))
 
 
 def _top_k(policy: PolicyProfile, requested: int | None) -> int:

@@ -3,7 +3,7 @@ audited supersession, never an edit of history."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,6 +19,7 @@ from agent_memory.domain.enums import (
     Status,
 )
 from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, NotFound, SelfApproval
+from agent_memory.domain.memory_types import FAMILY_INDEPENDENT_REASON, family_slots
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import MemoryRecord, Principal, Source, new_id, utcnow
 from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
@@ -29,6 +30,7 @@ from agent_memory.services.policies import PolicyRegistry
 _WRITE_EVENTS = frozenset(e.value for e in EVENT_FOR_DECISION.values())
 SELF_APPROVAL = "self_approval"
 EVIDENCE_PATTERN = "evidence_ref_pattern"
+FAMILY_CHOICE = "commercial_family_choice"
 
 
 def evidence_required(record: MemoryRecord) -> bool:
@@ -54,26 +56,46 @@ class ReviewService:
         self.clock = clock
 
     def approve(
-        self, principal: Principal, memory_id: str, *, note: str | None, evidence_ref: str | None
+        self,
+        principal: Principal,
+        memory_id: str,
+        *,
+        note: str | None,
+        evidence_ref: str | None,
+        supersedes: Sequence[str] = (),
+        independent_reason: str | None = None,
     ) -> ReviewResult:
-        """The approved record becomes active as human_verified and supersedes the slot's active record."""
+        """The approved record becomes active as human_verified and supersedes the slot's active record.
+        A commercial term whose family (domain/memory_types.COMMERCIAL_FAMILIES) has active terms in
+        other slots is approved only once the reviewer chooses: the ones it supersedes
+        (`supersedes`), and for the rest why it is independent (`independent_reason`); else 409."""
         require_mutation(principal, Role.REVIEWER, action="approve memories")
         now = self.clock()
         policy = self.policies.for_tenant(principal.tenant_id)
         refused: DomainError | None = None
         with self.store.tenant(principal.tenant_id) as s:
             record = self._reviewable(s, principal, memory_id)
-            refused = _approval_refusal(s, principal, record, evidence_ref, policy)
+            family = s.active_for_slots(record.subject_id, sorted(family_slots(record.slot)))
+            refused = _approval_refusal(s, principal, record, evidence_ref, policy) or _family_refusal(
+                family, supersedes, independent_reason
+            )
             if refused is not None:
                 # Committed on its own: the refusal is audited and nothing else changes.
                 s.append_events([_refusal_event(principal, record, refused)])
             else:
+                chosen = [r for r in family if r.id in set(supersedes)]
                 approved, active = self._approve(s, principal, record, note, evidence_ref, now, policy)
+                if chosen:
+                    _supersede_family(s, principal, approved, chosen, now)
+                if independent_reason:
+                    approved = _mark_independent(
+                        s, principal, approved, [r for r in family if r not in chosen]
+                    )
         if refused is not None:
             raise refused
         # A superseded version above the reviewer's clearance is not named to them.
-        shown = [active.id] if active is not None and visible(principal, active) is not None else []
-        return ReviewResult(approved, shown)
+        replaced = [*([active] if active is not None else []), *chosen]
+        return ReviewResult(approved, [r.id for r in replaced if visible(principal, r) is not None])
 
     @staticmethod
     def _approve(
@@ -238,9 +260,74 @@ def _approval_refusal(
     return None
 
 
+def _family_refusal(
+    family: list[MemoryRecord], supersedes: Sequence[str], independent_reason: str | None
+) -> DomainError | None:
+    """Why the reviewer's choice over the term's commercial family is not enough (None: it is).
+    One commercial truth per account and family (INV-MEM-03 across slots, MC-CR-01)."""
+    active = {r.id for r in family}
+    unknown = sorted(set(supersedes) - active)
+    if unknown:
+        return InvalidRequest(
+            f"supersedes: {', '.join(unknown)} is not an active term of this one's commercial family",
+            field="supersedes",
+        )
+    left = sorted(active - set(supersedes))
+    if left and not (independent_reason or "").strip():
+        return Conflict(
+            f"the account has active terms of the same commercial family ({', '.join(left)}): name "
+            "those this one supersedes in supersedes, or say why it is independent in independent_reason",
+            field="supersedes",
+        )
+    return None
+
+
+def _supersede_family(
+    s: TenantSession, principal: Principal, approved: MemoryRecord, chosen: list[MemoryRecord], now: datetime
+) -> None:
+    """The family's terms the reviewer chose, superseded by the approved one (each audited)."""
+    for old in chosen:
+        s.supersede(old.id, approved.id, now)
+    s.append_events(
+        _superseded_events(principal, approved, [r.id for r in chosen], "superseded_by_approval_in_family")
+    )
+
+
+def _mark_independent(
+    s: TenantSession, principal: Principal, approved: MemoryRecord, others: list[MemoryRecord]
+) -> MemoryRecord:
+    """The reviewer said the approved term stands beside the family's others: retrieval shows both.
+    (Only that a reason was given is kept, like a review note.)"""
+    if not others:
+        return approved
+    s.append_events(
+        [
+            NewEvent(
+                EventType.UPDATED.value,
+                principal.sub,
+                approved.id,
+                approved.subject_id,
+                FAMILY_INDEPENDENT_REASON,
+                {"independent_of": [r.id for r in others], "reason_present": True},
+            )
+        ]
+    )
+    return s.update_status(
+        approved.id,
+        str(approved.status),
+        reasons=[*approved.reasons, FAMILY_INDEPENDENT_REASON],
+        flags=sorted({*approved.flags, Flag.FAMILY_INDEPENDENT.value}),
+    )
+
+
 def _refusal_event(principal: Principal, record: MemoryRecord, refused: DomainError) -> NewEvent:
     """The refused approval in the chain: who, which record, the rule; never the evidence given."""
-    rule = SELF_APPROVAL if isinstance(refused, SelfApproval) else EVIDENCE_PATTERN
+    if isinstance(refused, SelfApproval):
+        rule = SELF_APPROVAL
+    elif refused.field == "supersedes":
+        rule = FAMILY_CHOICE
+    else:
+        rule = EVIDENCE_PATTERN
     return NewEvent(
         EventType.APPROVAL_REFUSED.value,
         principal.sub,

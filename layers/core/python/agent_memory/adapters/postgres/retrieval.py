@@ -288,6 +288,14 @@ class RetrievalQueries:
         ).fetchall()
         return [(MemoryRecord.model_validate_json(r["record"]), float(r["similarity"])) for r in rows]
 
+    def family_independent(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these records a reviewer approved as standing beside their commercial family's
+        other terms (one statement that scopes the tenant itself: migration 0046)."""
+        rows = self.conn.execute(
+            "SELECT id FROM memory_family_independent(%s, %s)", (self.tenant_id, list(memory_ids))
+        ).fetchall()
+        return {r["id"] for r in rows}
+
     def log_retrieval(
         self, *, subject_id: str, actor: str, memory_ids: Sequence[str], payload: dict[str, Any]
     ) -> str:
@@ -365,3 +373,4 @@ class PostgresRetrievalReader:
         self.retrieval_candidates = self._calls.retrieval_candidates
         self.log_retrieval = self._calls.log_retrieval
         self.live_working_items = self._calls.live_working_items
+        self.family_independent = self._calls.family_independent

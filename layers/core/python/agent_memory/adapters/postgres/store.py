@@ -271,6 +271,17 @@ class PostgresTenantSession(
         ).fetchone()
         return row_to_record(row) if row else None
 
+    def active_for_slots(self, subject_id: str, slots: Sequence[str]) -> list[MemoryRecord]:
+        if not slots:
+            return []
+        rows = self.conn.execute(
+            f"""SELECT {RECORD_COLUMNS} FROM memory_records
+                 WHERE tenant_id = %s AND subject_id = %s AND slot = ANY(%s) AND status = 'active'
+                 ORDER BY slot""",
+            (self.tenant_id, subject_id, list(slots)),
+        ).fetchall()
+        return [row_to_record(r) for r in rows]
+
     def slot_history(self, subject_id: str, slot: str) -> list[MemoryRecord]:
         rows = self.conn.execute(
             f"""SELECT {RECORD_COLUMNS} FROM memory_records

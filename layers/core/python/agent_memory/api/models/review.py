@@ -13,6 +13,7 @@ from agent_memory.api.models.common import (
     ResponseModel,
     omitted_when_absent,
 )
+from agent_memory.domain.ids import SubjectId as MemoryIdText  # the same id rule
 from agent_memory.domain.sanitize import MaskedText
 
 
@@ -30,6 +31,19 @@ class ReviewDecision(RequestModel):
         max_length=300,
         description="required to approve a CONTRACT_COMMERCIAL memory",
     )
+    supersedes: list[MemoryIdText] = Field(
+        default_factory=list,
+        max_length=20,
+        description="approve only: the active terms of the same commercial family (the review item's "
+        "family_active) that this one supersedes",
+    )
+    independent_reason: MaskedText | None = Field(
+        default=None,
+        min_length=1,
+        max_length=2000,
+        description="approve only: why this term stands beside its family's other active terms (only "
+        "that a reason was given is kept)",
+    )
 
 
 class ReviewItem(ResponseModel):
@@ -41,6 +55,11 @@ class ReviewItem(ResponseModel):
     )
     evidence_required: bool | None = omitted_when_absent(
         "approving it needs an evidence_ref (a commercial term does)"
+    )
+    family_active: list[MemoryView] | None = omitted_when_absent(
+        "the account's active terms of the same commercial family in other slots (price, discount and "
+        "seat price; renewal and term; SLA and support tier): approving needs `supersedes` or "
+        "`independent_reason` for each"
     )
 
 

@@ -75,6 +75,17 @@ export function reviewScreen(root, { navigate }) {
     const evidence = el("input", { type: "text", name: "evidence_ref", autocomplete: "off", maxlength: "300", required: evidenceRequired });
     const note = el("textarea", { name: "note", rows: "2", maxlength: "2000" });
     const itemStatus = statusRegion();
+    // One commercial truth per family: the account's other active terms of the same family
+    // (price, discount and seat price; ...), each either superseded by this one or kept beside it.
+    const family = item.family_active || [];
+    const familyChecks = family.map((f) => el("input", { type: "checkbox", name: "supersedes", value: f.id }));
+    const independent = el("textarea", { name: "independent_reason", rows: "2", maxlength: "2000" });
+    const familyBox = family.length
+      ? el("fieldset", { class: "family", "data-family": "commercial" },
+          el("legend", {}, "Other active terms of this commercial family: tick those this one supersedes"),
+          family.map((f, i) => el("label", { class: "family-term" }, familyChecks[i], " ", memoryText(f), provenance(f))),
+          field("Why the unticked ones stand beside it (needed when any is left unticked)", independent))
+      : null;
     const approve = el("button", { type: "submit", class: "primary", value: "approve" }, "Approve");
     const reject = el("button", { type: "submit", class: "danger", value: "reject", formnovalidate: true }, "Reject");
     const form = el(
@@ -83,6 +94,7 @@ export function reviewScreen(root, { navigate }) {
       field(evidenceRequired ? "Evidence reference (required for this category)" : "Evidence reference (optional)", evidence,
         evidenceRequired ? "For example the signed contract or order form id." : null),
       field("Note, or the reason when rejecting", note, "A rejection needs a reason."),
+      familyBox,
       el("div", { class: "actions" }, approve, reject),
       itemStatus,
     );
@@ -95,6 +107,13 @@ export function reviewScreen(root, { navigate }) {
         evidence.focus();
         return;
       }
+      const supersedes = familyChecks.filter((c) => c.checked).map((c) => c.value);
+      if (action === "approve" && supersedes.length < family.length && !independent.value.trim()) {
+        showError(itemStatus, new Error("Tick the family's terms this one supersedes, or say why the others stand beside it."));
+        independent.setAttribute("aria-invalid", "true");
+        independent.focus();
+        return;
+      }
       if (action === "reject" && !note.value.trim()) {
         showError(itemStatus, new Error("Rejecting needs a reason in the note."));
         note.setAttribute("aria-invalid", "true");
@@ -105,6 +124,10 @@ export function reviewScreen(root, { navigate }) {
       try {
         const body = { note: note.value.trim() || null };
         if (action === "approve" && evidence.value.trim()) body.evidence_ref = evidence.value.trim();
+        if (action === "approve" && family.length) {
+          body.supersedes = supersedes;
+          if (independent.value.trim()) body.independent_reason = independent.value.trim();
+        }
         const reply = await post(`/v1/memories/${enc(m.id)}/${action}`, body);
         decided(item, action, reply);
       } catch (error) {
