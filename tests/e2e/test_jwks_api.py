@@ -5,7 +5,9 @@ check; local HS256 tokens are refused while the JWKS is on; an unreachable issue
 
 from __future__ import annotations
 
+import base64
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -166,3 +168,30 @@ def test_given_the_issuer_is_down_then_503_with_retry_after(container, issuer):
     # Then the front answers 503 with Retry-After, never the data
     assert status == 503 and body["error"]["code"] == "unavailable"
     assert int(headers["Retry-After"]) > 0
+
+
+def _unsigned(header: dict[str, Any], claims: dict[str, Any]) -> str:
+    def b64(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    return f"{b64(header)}.{b64(claims)}."
+
+
+def test_given_unsigned_tokens_with_crit_or_a_typed_kid_or_signed_text_dates_then_401_naming_the_check(
+    front, issuer
+):
+    # Given an unsigned token with a critical header, one whose key id is a number, and the
+    # issuer's own token whose expiry is a number written as text
+    kid = issuer.published[0].kid
+    claims = {"iss": ISSUER, "aud": AUDIENCE, "sub": "a", "tenant_id": TENANT, "exp": 4_102_444_800}
+    cases = (
+        (_unsigned({"alg": "none", "crit": ["exp"]}, claims), "header 'crit'"),
+        (_unsigned({"alg": "RS256", "kid": 12345}, claims), "header 'kid'"),
+        (idp_token(issuer, exp=str(int(time.time()) + 600)), "claim 'exp'"),
+        (_unsigned({"alg": "RS256", "kid": kid, "crit": ["b64"], "b64": False}, claims), "header 'crit'"),
+    )
+    for token, said in cases:
+        # When each is used, Then 401 names the check (never a 500)
+        status, body, _ = front.call("GET", "/v1/subjects/ACC-9/memories", token)
+        assert status == 401 and body["error"]["code"] == "unauthenticated", body
+        assert said in body["error"]["message"]
