@@ -6,6 +6,7 @@ check; local HS256 tokens are refused while the JWKS is on; an unreachable issue
 from __future__ import annotations
 
 import base64
+import hmac
 import json
 import time
 import urllib.error
@@ -14,12 +15,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import jwt
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from agent_memory.api.identity import issue_token
 from agent_memory.api.jwks import ClaimMapping, JwksVerifier
 from agent_memory.domain.enums import EventType
 from jwks_issuer import AUDIENCE, ISSUER, TestIssuer, new_key, start_issuer
+from token_strategies import assemble, tokens
 
 pytestmark = pytest.mark.e2e
 
@@ -195,3 +199,33 @@ def test_given_unsigned_tokens_with_crit_or_a_typed_kid_or_signed_text_dates_the
         status, body, _ = front.call("GET", "/v1/subjects/ACC-9/memories", token)
         assert status == 401 and body["error"]["code"] == "unauthenticated", body
         assert said in body["error"]["message"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drawn=tokens("RS256"), hs=tokens("HS256"))
+def test_any_generated_token_not_signed_by_a_trusted_key_is_a_401_in_both_modes(
+    front, api, issuer, drawn, hs
+):
+    # Given generated tokens (any header and claims), unsigned or signed with a key nobody trusts
+    foreign = jwt.get_algorithm_by_name("RS256")
+    jwks_token = assemble(
+        drawn[0].replace('"<kid>"', json.dumps(issuer.published[0].kid)),
+        drawn[1],
+        (lambda d: b"") if drawn[2]["signing"] == "none" else (lambda d: foreign.sign(d, OTHER_KEY.private)),
+    )
+    hs_token = assemble(
+        hs[0].replace('"<kid>"', '"local"'),
+        hs[1],
+        (lambda d: b"")
+        if hs[2]["signing"] == "none"
+        else (lambda d: hmac.new(b"o" * 40, d, "sha256").digest()),
+    )
+    # When each is used against the JWKS front and the local HS256 front
+    status, body, _ = front.call("GET", "/v1/subjects/ACC-9/memories", jwks_token)
+    local = api.get("/v1/subjects/ACC-9/memories", token=hs_token)
+    # Then both are 401 unauthenticated, never a 5xx
+    assert status == 401 and body["error"]["code"] == "unauthenticated", body
+    assert local.status == 401 and local.body["error"]["code"] == "unauthenticated", local.body
+
+
+OTHER_KEY = new_key()
