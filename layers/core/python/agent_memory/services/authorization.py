@@ -47,7 +47,9 @@ def require_tenant_wide(principal: Principal, *, action: str) -> None:
     bound to subjects: a binding restricts its token to those subjects, so it never widens to
     all of them through a tenant-wide setting."""
     if principal.subjects is not None:
-        raise UnauthorizedMutation(f"a token bound to subjects may not {action} (it applies to every subject)")
+        raise UnauthorizedMutation(
+            f"a token bound to subjects may not {action} (it applies to every subject)"
+        )
 
 
 def require_source_assertion(principal: Principal, kind: Authority) -> None:
