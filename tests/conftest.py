@@ -176,7 +176,11 @@ def api(container: Any) -> Iterator[ApiClient]:
     from agent_memory.local.server import LocalApi, make_http_server, serve_in_thread
 
     secret = container.settings.jwt_secret.get_secret_value()
-    server = make_http_server(LocalApi(secret, container.settings.max_body_bytes), "127.0.0.1", 0)
+    # the test secret stands in for the development secret `memory serve` generates: the console's
+    # development sign-in answers, as it does for a developer
+    server = make_http_server(
+        LocalApi(secret, container.settings.max_body_bytes), "127.0.0.1", 0, development_secret=True
+    )
     serve_in_thread(server)
     host, port = server.server_address[:2]
     yield ApiClient(f"http://{host}:{port}", secret)

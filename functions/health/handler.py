@@ -8,7 +8,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from agent_memory import __version__
 from agent_memory.api.http import create_app, json_response
 from agent_memory.api.models.health import Health, OpenApiDocument
-from agent_memory.api.openapi import merged_openapi, swagger_html
+from agent_memory.api.openapi import merged_openapi, swagger_page
 from agent_memory.bootstrap import get_container
 from agent_memory.domain.errors import Unavailable
 from agent_memory.observability import logger, metrics, tracer
@@ -44,9 +44,9 @@ def openapi() -> OpenApiDocument:
 
 @app.get("/v1/docs", summary="Swagger UI")
 def docs() -> Response[str]:
-    return Response(
-        status_code=200, content_type=content_types.TEXT_HTML, body=swagger_html("/v1/openapi.json")
-    )
+    """The page with its Content-Security-Policy: its own inline assets only, never framed."""
+    page, headers = swagger_page("/v1/openapi.json")
+    return Response(status_code=200, content_type=content_types.TEXT_HTML, body=page, headers=headers)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -207,6 +207,19 @@ def test_audit_events_about_restricted_records_keep_their_place_without_payload(
     assert seqs == sorted(seqs)
 
 
+def test_the_audit_log_filtered_by_a_restricted_id_answers_exactly_as_for_an_unknown_id(api, world):
+    # Given an auditor with internal clearance, and a restricted record that has audit events
+    auditor = api.token("clr", "aud-int", ["auditor"], clearance="internal")
+    cleared = api.token("clr", "aud-hi", ["auditor"], clearance="restricted")
+    assert api.get(f"/v1/audit?memory_id={world['risk_id']}", token=cleared).body["events"]
+    # When it filters the audit log by that record's id and by an id that never existed
+    restricted = api.get(f"/v1/audit?memory_id={world['risk_id']}", token=auditor)
+    unknown = api.get("/v1/audit?memory_id=mem-never-written-0001", token=auditor)
+    # Then both answers are the same: no event confirms that the restricted id exists
+    assert restricted.status == unknown.status == 200
+    assert restricted.body == unknown.body == {"events": [], "next_cursor": None}
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     clearance=st.sampled_from(["public", "internal", "confidential"]),

@@ -305,3 +305,39 @@ def test_bad_input_is_422_naming_the_field_and_deletes_nothing(api, t, container
     missing = api.request("DELETE", f"/v1/memories/{mid}", None, token=t["agent"])
     assert missing.status == 422 and missing.body["error"]["field"] == "reason", missing.body
     assert layers(container, mid)["status"] == "active"
+
+
+def test_deleting_a_memory_forgets_the_older_versions_of_its_slot_that_led_to_it(api, t, container):
+    # Given three versions of one subject's contact preference, each superseding the one before,
+    # and another subject's preference in the same slot
+    subject = "CUST-F-LINEAGE"
+    words = [f"Prefers phone calls ({MARK}-1).", f"Prefers post ({MARK}-2).", "Prefers email now."]
+    ids = []
+    for text in words:
+        written = api.post("/v1/memories", preference(subject, text), token=t["agent"])
+        assert written.status == 201 and written.body["decision"] == "admitted", written.body
+        ids.append(written.body["memory"]["id"])
+    older, newest = ids[:2], ids[2]
+    assert api.get(f"/v1/memories/{older[0]}", token=t["agent"]).body["status"] == "superseded"
+    bystander = api.post("/v1/memories", preference("CUST-F-OTHER", "Prefers chat."), token=t["agent"])
+    # When the customer asks for the current one to be deleted
+    assert delete(api, newest, {"reason": "customer asked to forget it"}, t["agent"]).status == 200
+    # Then every version that led to it is deleted too: not readable, not exported, not reinstatable
+    for mid in older:
+        shown = api.get(f"/v1/memories/{mid}", token=t["agent"]).body
+        assert shown["status"] == "deleted" and shown["content"] == "", shown
+        assert all(h["status"] == "deleted" and h["content"] == "" for h in shown["history"])
+        reinstated = api.post(f"/v1/memories/{mid}/reinstate", {"note": "roll back"}, token=t["reviewer"])
+        assert reinstated.status == 409, reinstated.body
+        assert layers(container, mid)["content"] == "" and not layers(container, mid)["has_vector"]
+    exported = api.get(f"/v1/subjects/{subject}/export", token=t["privacy"])
+    assert exported.status == 200 and MARK not in json.dumps(exported.body), exported.body
+    # And each version was audited and tombstoned like the one asked for
+    for mid in older:
+        [event] = [e for e in events_about(api, t, mid) if e["event_type"] == "memory_deleted"]
+        assert event["payload"]["version_of"] == newest and event["actor"] == "agent-1"
+    again = api.post("/v1/memories", preference(subject, words[0]), token=t["agent"])
+    assert again.body["decision"] == "rejected" and "tombstoned" in again.body["reasons"], again.body
+    # And another subject's version of the slot is untouched
+    kept = api.get(f"/v1/memories/{bystander.body['memory']['id']}", token=t["agent"]).body
+    assert kept["status"] == "active"

@@ -5,19 +5,25 @@ check; local HS256 tokens are refused while the JWKS is on; an unreachable issue
 
 from __future__ import annotations
 
+import base64
+import hmac
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import jwt
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from agent_memory.api.identity import issue_token
 from agent_memory.api.jwks import ClaimMapping, JwksVerifier
 from agent_memory.domain.enums import EventType
 from jwks_issuer import AUDIENCE, ISSUER, TestIssuer, new_key, start_issuer
+from token_strategies import assemble, tokens
 
 pytestmark = pytest.mark.e2e
 
@@ -166,3 +172,60 @@ def test_given_the_issuer_is_down_then_503_with_retry_after(container, issuer):
     # Then the front answers 503 with Retry-After, never the data
     assert status == 503 and body["error"]["code"] == "unavailable"
     assert int(headers["Retry-After"]) > 0
+
+
+def _unsigned(header: dict[str, Any], claims: dict[str, Any]) -> str:
+    def b64(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    return f"{b64(header)}.{b64(claims)}."
+
+
+def test_given_unsigned_tokens_with_crit_or_a_typed_kid_or_signed_text_dates_then_401_naming_the_check(
+    front, issuer
+):
+    # Given an unsigned token with a critical header, one whose key id is a number, and the
+    # issuer's own token whose expiry is a number written as text
+    kid = issuer.published[0].kid
+    claims = {"iss": ISSUER, "aud": AUDIENCE, "sub": "a", "tenant_id": TENANT, "exp": 4_102_444_800}
+    cases = (
+        (_unsigned({"alg": "none", "crit": ["exp"]}, claims), "header 'crit'"),
+        (_unsigned({"alg": "RS256", "kid": 12345}, claims), "header 'kid'"),
+        (idp_token(issuer, exp=str(int(time.time()) + 600)), "claim 'exp'"),
+        (_unsigned({"alg": "RS256", "kid": kid, "crit": ["b64"], "b64": False}, claims), "header 'crit'"),
+    )
+    for token, said in cases:
+        # When each is used, Then 401 names the check (never a 500)
+        status, body, _ = front.call("GET", "/v1/subjects/ACC-9/memories", token)
+        assert status == 401 and body["error"]["code"] == "unauthenticated", body
+        assert said in body["error"]["message"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drawn=tokens("RS256"), hs=tokens("HS256"))
+def test_any_generated_token_not_signed_by_a_trusted_key_is_a_401_in_both_modes(
+    front, api, issuer, drawn, hs
+):
+    # Given generated tokens (any header and claims), unsigned or signed with a key nobody trusts
+    foreign = jwt.get_algorithm_by_name("RS256")
+    jwks_token = assemble(
+        drawn[0].replace('"<kid>"', json.dumps(issuer.published[0].kid)),
+        drawn[1],
+        (lambda d: b"") if drawn[2]["signing"] == "none" else (lambda d: foreign.sign(d, OTHER_KEY.private)),
+    )
+    hs_token = assemble(
+        hs[0].replace('"<kid>"', '"local"'),
+        hs[1],
+        (lambda d: b"")
+        if hs[2]["signing"] == "none"
+        else (lambda d: hmac.new(b"o" * 40, d, "sha256").digest()),
+    )
+    # When each is used against the JWKS front and the local HS256 front
+    status, body, _ = front.call("GET", "/v1/subjects/ACC-9/memories", jwks_token)
+    local = api.get("/v1/subjects/ACC-9/memories", token=hs_token)
+    # Then both are 401 unauthenticated, never a 5xx
+    assert status == 401 and body["error"]["code"] == "unauthenticated", body
+    assert local.status == 401 and local.body["error"]["code"] == "unauthenticated", local.body
+
+
+OTHER_KEY = new_key()

@@ -110,3 +110,15 @@ def test_the_issuers_token_is_served_and_wrong_ones_are_refused_with_their_reaso
     assert status == 401 and "algorithm 'HS256' is not accepted" in body["error"]["message"]
     # And `memory token` warned that this server accepts only its issuer's tokens
     assert "accepts only its issuer's tokens" in local.stderr
+
+
+def test_the_consoles_development_sign_in_is_absent_in_jwks_mode(served):
+    # Given `memory serve` on loopback, checking tokens against an identity provider
+    # When the console's development sign-in is asked for, from this machine
+    try:
+        with urllib.request.urlopen(f"{served['base']}/console/dev/token", timeout=60) as response:
+            status = response.status
+    except urllib.error.HTTPError as err:
+        status = err.code
+    # Then it does not exist: tokens come from the identity provider only
+    assert status == 404

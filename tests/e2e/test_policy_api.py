@@ -5,6 +5,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from agent_memory.api.identity import issue_token
+
 pytestmark = pytest.mark.e2e
 TENANT = "polco"
 
@@ -161,3 +163,20 @@ def test_a_stored_policy_that_a_later_bound_refuses_serves_its_preset_instead_of
     assert (
         shown.body["overrides"]["retrieval_top_k"] == 500 and shown.body["effective"]["retrieval_top_k"] == 5
     )
+
+
+def test_an_admin_token_bound_to_subjects_cannot_change_the_tenants_policy_and_is_audited(api, tokens):
+    # Given an admin token bound to one subject (it reaches only that subject)
+    bound = issue_token(api.secret, tenant_id=TENANT, sub="admin-bound", roles=["admin"], subjects=["C-1"])
+    before = api.get("/v1/policy", token=tokens["admin"]).body
+    # When it tries to change the tenant-wide policy
+    reply = api.put("/v1/policy", {"profile": "support"}, token=bound)
+    # Then 403 says why, the policy is unchanged, and the refusal is in the tenant's audit chain
+    assert reply.status == 403 and reply.body["error"]["code"] == "unauthorized_memory_mutation", reply.body
+    assert "bound to subjects" in reply.body["error"]["message"]
+    assert api.get("/v1/policy", token=tokens["admin"]).body == before
+    events = api.get("/v1/audit?limit=1000", token=tokens["auditor"]).body["events"]
+    denied = [
+        e for e in events if e["event_type"] == "memory_authorization_denied" and e["actor"] == "admin-bound"
+    ]
+    assert denied and denied[0]["payload"]["route"] == "PUT /v1/policy"

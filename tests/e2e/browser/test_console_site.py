@@ -126,6 +126,27 @@ def test_development_sign_in_is_absent_under_another_host_name(api):
     assert reply.status == 404
 
 
+@pytest.mark.parametrize(
+    "proxy",
+    [
+        {"X-Forwarded-For": "203.0.113.9"},
+        {"Forwarded": "for=203.0.113.9;proto=https"},
+        {"X-Forwarded-Host": "console.example"},
+        {"X-Real-IP": "203.0.113.9"},
+    ],
+)
+def test_development_sign_in_is_absent_behind_a_proxy_on_this_machine(api, proxy):
+    # Given a loopback request that a reverse proxy on this machine relayed (it says so in a header)
+    # When it asks for, or posts to, the development sign-in
+    offered = api.get("/console/dev/token", headers=proxy)
+    minted = api.post(
+        "/console/dev/token", {"tenant_id": "site", "sub": "x", "roles": ["admin"]}, headers={**DEV, **proxy}
+    )
+    # Then it does not exist for that request, though it does for this machine's own requests
+    assert offered.status == minted.status == 404
+    assert api.get("/console/dev/token").status == 200
+
+
 def test_development_sign_in_is_absent_when_not_bound_to_loopback():
     site = ConsoleSite("s" * 40, dev_tokens=False)
     status, headers, _ = site.handle(

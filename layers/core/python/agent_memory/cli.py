@@ -61,7 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     container = build_container(settings)
     set_container(container)
     api = LocalApi(secret, settings.max_body_bytes, verifier)
-    server = make_http_server(api, settings.host, settings.port)
+    server = make_http_server(api, settings.host, settings.port, development_secret=not settings.jwt_secret)
     stop = threading.Event()
     poller, relay = start_local_workers(settings, container, stop)
     port = announce(settings, server)

@@ -11,7 +11,10 @@ Either way the result is the same canonical claims, read into a `Principal` by
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import math
 import os
 import secrets
 import unicodedata
@@ -39,11 +42,16 @@ MIN_SECRET_BYTES = 32
 # A token bound to subjects names a few (RET-02: the authenticated customer); the binding travels
 # in the authorizer's context and in a setting read by row-level security, both kept small.
 MAX_BOUND_SUBJECTS = 20
+# A bearer token longer than this is refused before it is decoded (an IdP's tokens with many
+# groups stay well below; API Gateway caps the whole header at 10 KiB).
+MAX_TOKEN_CHARS = 16_384
+# Registered time claims: NumericDate, a JSON number (RFC 7519 2), never text that reads as one.
+TIME_CLAIMS = ("exp", "nbf", "iat")
 
 
 class InvalidToken(Unauthenticated):
     """A refused token, with the check that failed as `reason`: signature, algorithm, malformed,
-    unknown_key, issuer, audience, expired, not_yet_valid, claims. The message says the same in
+    header, unknown_key, issuer, audience, expired, not_yet_valid, claims. The message says the same in
     words; neither ever contains a secret or a key."""
 
     def __init__(self, message: str, *, reason: str) -> None:
@@ -134,6 +142,7 @@ def verify_token(secret: str, token: str) -> dict[str, Any]:
     """The token's claims, checked; `TokenRefused` when its signature verified and its claims did
     not pass, `InvalidToken` when nothing in it can be trusted."""
     require_strong_secret(secret)
+    check_token_form(token)
     try:
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], options={"require": ["exp", "sub"]})
     except jwt.InvalidSignatureError as exc:
@@ -157,6 +166,76 @@ def verify_token(secret: str, token: str) -> dict[str, Any]:
     return claims
 
 
+def check_token_form(token: str) -> dict[str, Any]:
+    """The token's header, once its form is one this service reads, checked before any key or
+    signature: three base64url segments of JSON objects without duplicate names, a header with
+    no critical extensions (`crit`: none is supported) and a text `kid` if any, and time claims
+    (`exp`, `nbf`, `iat`) that are finite numbers. `InvalidToken` naming the check otherwise:
+    whatever a token holds, refusing it is a 401, never a crash."""
+    if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
+        raise InvalidToken(
+            f"invalid token: not a JWT of at most {MAX_TOKEN_CHARS} characters", reason="malformed"
+        )
+    segments = token.split(".")
+    if len(segments) != 3:
+        raise InvalidToken("invalid token: not a JWT (header.payload.signature)", reason="malformed")
+    header = _json_segment(segments[0], "header")
+    claims = _json_segment(segments[1], "payload")
+    if "crit" in header:
+        raise InvalidToken(
+            "invalid token: header 'crit' names extensions this service does not support",
+            reason="header",
+        )
+    if not isinstance(header.get("alg"), str):
+        raise InvalidToken("invalid token: header 'alg' must be a string", reason="header")
+    if "kid" in header and not isinstance(header["kid"], str):
+        raise InvalidToken("invalid token: header 'kid' must be a string", reason="header")
+    for name in TIME_CLAIMS:
+        value = claims.get(name)
+        if name in claims and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value)
+        ):
+            raise InvalidToken(
+                f"invalid token: claim {name!r} must be a number of seconds (NumericDate)",
+                reason="claims",
+            )
+    return header
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value) and abs(value) < 1e15
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
+def _json_segment(segment: str, name: str) -> dict[str, Any]:
+    """One segment of a token as a JSON object; duplicate names are refused (RFC 7515 4: a reader
+    either refuses them or takes the last, and a signer and this service must not read two)."""
+    try:
+        raw = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+        value = json.loads(raw, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    except (binascii.Error, ValueError, RecursionError) as exc:
+        raise InvalidToken(
+            f"invalid token: its {name} is not a base64url JSON object without duplicate names",
+            reason="malformed",
+        ) from exc
+    if not isinstance(value, dict):
+        raise InvalidToken(f"invalid token: its {name} is not a JSON object", reason="malformed")
+    return value
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("duplicate name")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def claims_failure(exc: jwt.InvalidTokenError) -> tuple[str, str]:
     """What a failed claim check says, and its reason code (the signature verified)."""
     if isinstance(exc, jwt.ExpiredSignatureError):
@@ -170,7 +249,13 @@ def claims_failure(exc: jwt.InvalidTokenError) -> tuple[str, str]:
     if isinstance(exc, jwt.MissingRequiredClaimError):
         reason = {"iss": "issuer", "aud": "audience", "exp": "expired"}.get(exc.claim, "claims")
         return f"invalid token: missing claim {exc.claim!r}", reason
-    return "invalid token", "claims"
+    if isinstance(exc, jwt.exceptions.InvalidSubjectError):
+        return "invalid token: claim 'sub' must be a string", "claims"
+    if isinstance(exc, jwt.exceptions.InvalidJTIError):
+        return "invalid token: claim 'jti' must be a string", "claims"
+    if isinstance(exc, jwt.InvalidIssuedAtError):
+        return "invalid token: claim 'iat' must be a number of seconds (NumericDate)", "claims"
+    return "invalid token: its header or claims are not ones this service accepts", "claims"
 
 
 def _hs256_claims(secret: str, token: str) -> dict[str, Any] | None:

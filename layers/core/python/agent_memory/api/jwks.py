@@ -29,6 +29,7 @@ from agent_memory.api.identity import (
     IdentityProviderUnavailable,
     InvalidToken,
     TokenRefused,
+    check_token_form,
     claims_failure,
     principal_from_claims,
     refusal_from_claims,
@@ -264,12 +265,7 @@ class JwksVerifier:
         return claims
 
     def _signing_key(self, token: str) -> jwt.PyJWK:
-        try:
-            header = jwt.get_unverified_header(token)
-        except jwt.DecodeError as exc:
-            raise InvalidToken(
-                "invalid token: not a JWT (header.payload.signature)", reason="malformed"
-            ) from exc
+        header = check_token_form(token)  # its form, before any key is looked up
         alg = header.get("alg")
         if alg not in self.algorithms:
             raise InvalidToken(

@@ -3,9 +3,13 @@ Content-Security-Policy, and a development-only token endpoint.
 
 The development token endpoint (`POST /console/dev/token`) signs a token with the local server's
 secret for whatever roles the caller asks: it exists so a developer can try each screen without a
-terminal. It answers only when the server is bound to a loopback address, to a loopback client,
-with a loopback `Host` (a web page elsewhere cannot reach it through DNS rebinding), and never in
-AWS, where the console is static files in a bucket and no such route exists.
+terminal. It answers only when the server checks HS256 tokens with the development secret it
+generated into its data folder (never with an operator's `MEMORY_JWT_SECRET`, never in JWKS mode:
+then tokens come from someone who decided who gets them), is bound to a loopback address, to a
+loopback client, with a loopback `Host` (a web page elsewhere cannot reach it through DNS
+rebinding) and no proxy header (a request relayed by a proxy on this machine comes from
+elsewhere), and never in AWS, where the console is static files in a bucket and no such route
+exists.
 
 The sign-in configuration (`GET /console/config.json`) tells the page where the tenant's identity
 provider signs users in (OIDC authorization code with PKCE); the same document is written into the
@@ -37,6 +41,8 @@ PREFIX = "/console"
 DEV_TOKEN_PATH = "/console/dev/token"
 CONFIG_PATH = "/console/config.json"
 DEV_TOKEN_TTL = timedelta(hours=2)
+# Headers a reverse proxy adds: a request carrying one was relayed, whatever its client address.
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip", "via")
 
 
 def content_security_policy(connect_origins: Sequence[str] = ()) -> str:
@@ -271,7 +277,10 @@ class ConsoleSite:
 
     def _dev_token(self, method: str, headers: dict[str, str], body: bytes, client: str) -> Reply:
         allowed = (
-            self.dev_tokens and is_loopback(client) and is_loopback(_host_name(headers.get("host") or ""))
+            self.dev_tokens
+            and is_loopback(client)
+            and is_loopback(_host_name(headers.get("host") or ""))
+            and not any(name in headers for name in PROXY_HEADERS)
         )
         if not allowed:  # looks like any other missing file: nothing to discover from outside
             return _json(404, _error("not_found", "no such console file"))

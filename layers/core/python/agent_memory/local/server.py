@@ -285,10 +285,15 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-def make_http_server(api: LocalApi, host: str, port: int) -> ThreadingHTTPServer:
-    # The review console's static pages (and, bound to loopback only, its development sign-in).
-    console = ConsoleSite(api.jwt_secret, dev_tokens=is_loopback(host))
-    return _Server((host, port), api, console)
+def make_http_server(
+    api: LocalApi, host: str, port: int, *, development_secret: bool = False
+) -> ThreadingHTTPServer:
+    """The local front: the API and the review console's static pages. `development_secret`: the
+    secret was generated into the data folder (no MEMORY_JWT_SECRET); only then, with tokens
+    checked by that secret (not a JWKS) and bound to loopback, the console's development sign-in
+    answers."""
+    dev_tokens = development_secret and isinstance(api.verifier, SecretVerifier) and is_loopback(host)
+    return _Server((host, port), api, ConsoleSite(api.jwt_secret, dev_tokens=dev_tokens))
 
 
 def serve_in_thread(server: ThreadingHTTPServer) -> threading.Thread:

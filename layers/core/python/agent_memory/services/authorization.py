@@ -42,6 +42,16 @@ def require_mutation(principal: Principal, *roles: Role, action: str) -> None:
         raise UnauthorizedMutation(f"role {names} may not {action}")
 
 
+def require_tenant_wide(principal: Principal, *, action: str) -> None:
+    """A change that reaches every subject of the tenant (its policy) needs a token that is not
+    bound to subjects: a binding restricts its token to those subjects, so it never widens to
+    all of them through a tenant-wide setting."""
+    if principal.subjects is not None:
+        raise UnauthorizedMutation(
+            f"a token bound to subjects may not {action} (it applies to every subject)"
+        )
+
+
 def require_source_assertion(principal: Principal, kind: Authority) -> None:
     """Only `integration` may assert system_of_record; nobody asserts human_verified (review does)."""
     allowed: set[Authority] = set()

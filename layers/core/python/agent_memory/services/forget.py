@@ -1,10 +1,12 @@
 """Forgetting one memory on request (seeds 002 and 004: customers view, correct and delete what is
 remembered about them; the deletion is auditable).
 
-In one transaction: the record's content, value, vector, sentence vectors, full-text entry and
-cached replies go; its row stays without content (status `deleted`), so its version chain keeps
-its place; a tombstone of its content hash and lineage keys refuses the same memory coming back
-from a write or a replayed session; and a `memory_deleted` event says who, when and why.
+In one transaction, for the record and every older version of its slot that led to it (its
+lineage): the content, value, vector, sentence vectors, full-text entry and cached replies go; the
+row stays without content (status `deleted`), so the version chain keeps its place; a tombstone of
+its content hash and lineage keys refuses the same memory coming back from a write or a replayed
+session; and a `memory_deleted` event says who, when and why (an older version's names the one
+asked for, `version_of`).
 
 A correction is not a deletion: the customer's new value is a new version of the slot, written
 through the gateway, which supersedes the old one (the old one stays in the history).
@@ -48,9 +50,12 @@ class ForgetService:
         self.clock = clock
 
     def forget(self, principal: Principal, memory_id: str, request: ForgetRequest) -> ForgetReply:
-        """Delete one memory's content everywhere it is held, keep a content-free entry, tombstone
-        it. 404 above the caller's clearance (as if absent); 409 under a legal hold. Deleting a
-        deleted memory again answers the same and writes nothing."""
+        """Delete one memory's content everywhere it is held, with the older versions of its slot
+        that led to it (its lineage: a superseded version must not stay readable, exportable or
+        reinstatable once the memory is forgotten), keep a content-free entry of each, tombstone
+        each, and audit each. 404 above the caller's clearance (as if absent); 409 under a legal
+        hold (of the subject or of any version). Deleting a deleted memory again answers the same
+        and writes nothing (unless a version before it is still there: it goes then)."""
         require_mutation(principal, Role.AGENT, Role.PRIVACY_OFFICER, action="delete memories")
         with self.store.tenant(principal.tenant_id) as s:
             found = visible(principal, s.get_record(memory_id))
@@ -62,45 +67,63 @@ class ForgetService:
             record = visible(principal, s.get_record(memory_id, for_update=True))
             if record is None:  # erased (or consolidated above clearance) meanwhile
                 raise NotFound(f"memory {memory_id} not found")
-            if record.status is Status.DELETED:
+            older = [
+                r
+                for i in s.versions_before(memory_id, record.subject_id, record.slot)
+                if (r := s.get_record(i)) is not None
+            ]
+            targets = [r for r in (record, *older) if r.status is not Status.DELETED]
+            if not targets:
                 return ForgetReply(id=memory_id)
-            if record.legal_hold or s.subject_on_hold(record.subject_id):
+            if any(r.legal_hold for r in (record, *older)) or s.subject_on_hold(record.subject_id):
                 raise Conflict(f"memory {memory_id} is under a legal hold and cannot be deleted")
-            folded = s.consolidated_into(memory_id)
-            ids = [memory_id, *folded]
-            hashes, lineage = _content_and_lineage(s, record, folded)
             now = self.clock()
-            s.forget_records(ids, now)
-            s.tombstone_memory(
-                memory_id=memory_id,
-                subject_id=record.subject_id,
-                memory_type=record.type.value,
-                slot=record.slot,
-                content_hashes=hashes,
-                lineage_keys=lineage,
-            )
             roles = sorted(r.value for r in principal.roles if r in (Role.AGENT, Role.PRIVACY_OFFICER))
-            s.append_events(
-                [
-                    NewEvent(
-                        EventType.DELETED.value,
-                        principal.sub,
-                        memory_id,
-                        record.subject_id,
-                        DELETED_REASON,
-                        {
-                            "reason": request.reason,
-                            "as": roles,
-                            "type": record.type.value,
-                            "slot": record.slot,
-                            "version": record.version,
-                            "status_before": record.status.value,
-                            "also_deleted": folded,  # duplicates consolidated into it
-                        },
-                    )
-                ]
-            )
-        logger.info("memory deleted on request", extra={"memory_id": memory_id, "also_deleted": len(folded)})
+            folded_total = 0
+            for target in targets:
+                folded = s.consolidated_into(target.id)
+                folded_total += len(folded)
+                hashes, lineage = _content_and_lineage(s, target, folded)
+                s.forget_records([target.id, *folded], now)
+                s.tombstone_memory(
+                    memory_id=target.id,
+                    subject_id=target.subject_id,
+                    memory_type=target.type.value,
+                    slot=target.slot,
+                    content_hashes=hashes,
+                    lineage_keys=lineage,
+                )
+                payload = {
+                    "reason": request.reason,
+                    "as": roles,
+                    "type": target.type.value,
+                    "slot": target.slot,
+                    "version": target.version,
+                    "status_before": target.status.value,
+                    "also_deleted": folded,  # duplicates consolidated into it
+                }
+                if target.id != memory_id:  # an older version, forgotten with the one asked for
+                    payload["version_of"] = memory_id
+                s.append_events(
+                    [
+                        NewEvent(
+                            EventType.DELETED.value,
+                            principal.sub,
+                            target.id,
+                            target.subject_id,
+                            DELETED_REASON,
+                            payload,
+                        )
+                    ]
+                )
+        logger.info(
+            "memory deleted on request",
+            extra={
+                "memory_id": memory_id,
+                "older_versions": sum(1 for t in targets if t.id != memory_id),
+                "also_deleted": folded_total,
+            },
+        )
         return ForgetReply(id=memory_id)
 
 

@@ -10,8 +10,11 @@ session and their position, so importing the same file again replays instead of 
 
 Lines are written a chunk at a time, each chunk one transaction, and `on_chunk` hears after each
 commit how many lines are done (the command's checkpoint: an interrupted import resumes after the
-last chunk written). A malformed line is counted and named (its line and field, never its text)
-and the others go ahead; `parse_memories` (the HTTP route) refuses the whole request instead.
+last chunk written). A line that cannot be written (not JSON, nested too deeply, malformed, a
+source kind the importing role may not assert) is refused alone, named by its line, field and
+reason, never its text, and the others go ahead: the checkpoint passes it like any other line.
+A quarantined line is named with its reasons too. `parse_memories` (the HTTP route) refuses the
+whole request instead.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_memory.domain.errors import DomainError, InvalidRequest, PayloadTooLarge
+from agent_memory.domain.enums import Decision
+from agent_memory.domain.errors import DomainError, InvalidRequest, UnauthorizedMutation
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, Transcript, Turn
 from agent_memory.domain.hashing import text_hash
 from agent_memory.domain.ids import SessionId, SubjectId
@@ -37,6 +41,7 @@ from agent_memory.domain.sanitize import MaskedText, mask_identifiers
 from agent_memory.observability import logger
 from agent_memory.ports.extractor import ExtractionFailed, Extractor
 from agent_memory.progress import ProgressBar, ProgressFactory
+from agent_memory.services.authorization import require_source_assertion
 from agent_memory.services.batch_admission import MAX_BATCH
 from agent_memory.services.extraction import ExtractionWorker
 from agent_memory.services.write_gateway import WriteGateway
@@ -59,9 +64,27 @@ class ImportedTranscript(BaseModel):
     turns: list[Turn] = Field(min_length=1, max_length=2000)
 
 
+# Why a line was refused (a code, never the line's text), from the error its write raised.
+REFUSAL_REASONS = {
+    "invalid_request": "invalid",
+    "payload_too_large": "too_large",
+    "unauthorized_memory_mutation": "source_kind_not_allowed",
+}
+
+
+class LineRefused(Exception):
+    """One line that cannot be written: the field it was refused for and why (a code)."""
+
+    def __init__(self, field_name: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field_name
+        self.reason = reason
+
+
 @dataclass
 class ImportSummary:
-    """What an import did, by decision; refused lines by number and field (never their text)."""
+    """What an import did, by decision; refused lines by number, field and reason, quarantined
+    ones by number and the gateway's reasons (never their text)."""
 
     lines: int = 0
     memory_lines: int = 0
@@ -70,11 +93,16 @@ class ImportSummary:
     decisions: Counter[str] = field(default_factory=Counter)
     refused: int = 0
     refusals: list[dict[str, Any]] = field(default_factory=list)
+    quarantines: list[dict[str, Any]] = field(default_factory=list)
 
-    def refuse(self, line: int, field_name: str) -> None:
+    def refuse(self, line: int, field_name: str, reason: str) -> None:
         self.refused += 1
         if len(self.refusals) < MAX_REFUSALS_LISTED:
-            self.refusals.append({"line": line, "field": field_name})
+            self.refusals.append({"line": line, "field": field_name, "reason": reason})
+
+    def quarantine(self, line: int, reasons: list[str]) -> None:
+        if len(self.quarantines) < MAX_REFUSALS_LISTED:
+            self.quarantines.append({"line": line, "reasons": list(reasons)})
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +113,7 @@ class ImportSummary:
             "decisions": dict(sorted(self.decisions.items())),
             "refused": self.refused,
             "refusals": list(self.refusals),
+            "quarantines": list(self.quarantines),
         }
 
     @classmethod
@@ -97,6 +126,7 @@ class ImportSummary:
             decisions=Counter(d.get("decisions", {})),
             refused=int(d.get("refused", 0)),
             refusals=list(d.get("refusals", [])),
+            quarantines=list(d.get("quarantines", [])),
         )
 
 
@@ -200,13 +230,9 @@ def run_import(
             chunks.last = number
             continue
         try:
-            writes = _line_writes(text, summary, load)
-        except json.JSONDecodeError:
-            summary.refuse(number, "line")
-            chunks.last = number
-            continue
-        except DomainError as exc:
-            summary.refuse(number, exc.field or exc.code)
+            writes = _line_writes(text, summary, load, principal)
+        except LineRefused as refused:
+            summary.refuse(number, refused.field, refused.reason)
             chunks.last = number
             continue
         chunks.add(number, writes)
@@ -221,24 +247,41 @@ def run_import(
 
 
 def _line_writes(
-    text: str, summary: ImportSummary, extractor: Callable[[], Extractor] | None
+    text: str, summary: ImportSummary, extractor: Callable[[], Extractor] | None, principal: Principal
 ) -> list[MemoryWrite]:
-    """The writes of one line: a memory's one, or a transcript's candidates (counted by kind)."""
+    """The writes of one line: a memory's one, or a transcript's candidates (counted by kind);
+    `LineRefused` when the line cannot be written, whatever it holds."""
     if _NOT_UTF8.search(text):
-        raise InvalidRequest("a line is UTF-8 text", field="line")
+        raise LineRefused("line", "not_utf8")
     if len(text.encode()) > MAX_LINE_BYTES:
-        raise PayloadTooLarge(f"a line holds at most {MAX_LINE_BYTES} bytes", field="line")
-    obj = json.loads(text)
+        raise LineRefused("line", "too_large")
+    try:
+        obj = json.loads(text)
+    except RecursionError as exc:
+        raise LineRefused("line", "nested_too_deeply") from exc
+    except ValueError as exc:
+        raise LineRefused("line", "not_json") from exc
     if not isinstance(obj, dict):
-        raise InvalidRequest("a line is one JSON object", field="line")
+        raise LineRefused("line", "not_an_object")
+    try:
+        if "turns" in obj:
+            if extractor is None:
+                raise InvalidRequest("transcripts need an extractor", field="turns")
+            writes = transcript_writes(obj, extractor())
+        else:
+            writes = [memory_write(obj, key_basis=text.strip())]
+        for write in writes:  # checked here, so that one line refused never stops its chunk
+            require_source_assertion(principal, write.source.kind)
+    except UnauthorizedMutation as exc:
+        raise LineRefused("source.kind", REFUSAL_REASONS[exc.code]) from exc
+    except DomainError as exc:
+        raise LineRefused(exc.field or "line", REFUSAL_REASONS.get(exc.code, exc.code)) from exc
+    except RecursionError as exc:  # a structure too deep for validation (never for its text)
+        raise LineRefused("line", "nested_too_deeply") from exc
     if "turns" in obj:
-        if extractor is None:
-            raise InvalidRequest("transcripts need an extractor", field="turns")
-        writes = transcript_writes(obj, extractor())
         summary.transcript_lines += 1
-        return writes
-    writes = [memory_write(obj, key_basis=text.strip())]
-    summary.memory_lines += 1
+    else:
+        summary.memory_lines += 1
     return writes
 
 
@@ -285,7 +328,10 @@ def _count(
 ) -> None:
     for (number, _), result in zip(pending, results, strict=True):
         if result.refused is not None:
-            summary.refuse(number, result.refused)
+            reason = result.reasons[0] if result.reasons else "invalid_request"
+            summary.refuse(number, result.refused, REFUSAL_REASONS.get(reason, reason))
             continue
         summary.candidates += 1
         summary.decisions["replayed" if result.replayed else result.decision.value] += 1
+        if result.decision is Decision.QUARANTINED and not result.replayed:
+            summary.quarantine(number, result.reasons)

@@ -19,7 +19,7 @@ from agent_memory.domain.policy import PRESETS, PROFILES, PolicyProfile, guardra
 from agent_memory.domain.records import Principal
 from agent_memory.observability import logger
 from agent_memory.ports.store import MemoryStore, NewEvent
-from agent_memory.services.authorization import require_mutation, require_read
+from agent_memory.services.authorization import require_mutation, require_read, require_tenant_wide
 
 CACHE_SECONDS = 30.0
 
@@ -117,6 +117,7 @@ class PolicyAdmin:
 
     def change(self, principal: Principal, profile_name: str, overrides: dict[str, Any]) -> dict[str, Any]:
         require_mutation(principal, Role.ADMIN, action="change the tenant's policy")
+        require_tenant_wide(principal, action="change the tenant's policy")
         if profile_name not in PRESETS:
             raise InvalidRequest(f"profile must be one of {list(PRESETS)}", field="profile")
         try:

@@ -128,6 +128,8 @@ class ReadService:
                 raise InvalidRequest("cursor is not one this service issued", field="cursor")
             after = int(cursor)
         with self.store.tenant(principal.tenant_id) as s:
+            if memory_id and s.records_above_clearance({memory_id}, principal.clearance.rank):
+                return Page([], None)  # a record above clearance answers as an unknown id
             events = s.audit_events(
                 subject_id=subject_id, memory_id=memory_id, since=since, after_seq=after, limit=limit + 1
             )

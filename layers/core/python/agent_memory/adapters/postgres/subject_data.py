@@ -37,6 +37,30 @@ class SubjectDataQueries:
         ).fetchall()
         return [r["id"] for r in rows]
 
+    def versions_before(self, memory_id: str, subject_id: str, slot: str | None) -> list[str]:
+        """The versions of the subject's slot that led to `memory_id` (the chain of `supersedes_id`
+        back from it, newest first), their rows locked."""
+        rows = self.conn.execute(
+            """WITH RECURSIVE chain AS (
+                   SELECT id, supersedes_id, 0 AS depth FROM memory_records
+                    WHERE tenant_id = %(t)s AND id = %(id)s
+                   UNION ALL
+                   SELECT r.id, r.supersedes_id, c.depth + 1
+                     FROM chain c JOIN memory_records r
+                       ON r.tenant_id = %(t)s AND r.id = c.supersedes_id
+                    WHERE r.subject_id = %(s)s AND r.slot IS NOT DISTINCT FROM %(slot)s AND c.depth < 10000
+               )
+               SELECT id, depth FROM chain WHERE depth > 0 ORDER BY depth""",
+            {"t": self.tenant_id, "id": memory_id, "s": subject_id, "slot": slot},
+        ).fetchall()
+        ids = [r["id"] for r in rows]
+        if ids:
+            self.conn.execute(
+                "SELECT id FROM memory_records WHERE tenant_id = %s AND id = ANY(%s) ORDER BY id FOR UPDATE",
+                (self.tenant_id, ids),
+            )
+        return ids
+
     def forget_records(self, memory_ids: Sequence[str], at: datetime) -> int:
         """Remove the content, value, vectors, sentence vectors, full-text entry and cached replies
         of these records in this transaction; the rows stay, content-free, with status deleted."""
