@@ -219,6 +219,7 @@ def open_database(settings: Settings, *, embedding_model: str, run_migrations: b
         connect_timeout_s=settings.database_connect_timeout_s,
         statement_timeout_s=settings.database_statement_timeout_s,
         lock_timeout_s=settings.database_lock_timeout_s,
+        request_timeout_s=settings.database_request_timeout_s,
     )
     db.open()
     _check_dimension(db, settings.embedding_dim)

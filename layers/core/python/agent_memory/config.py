@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     database_connect_timeout_s: int = Field(default=3, ge=2, le=60)
     database_statement_timeout_s: float = Field(default=10.0, gt=0, le=600)
     database_lock_timeout_s: float = Field(default=5.0, gt=0, le=600)
+    # In an API request: the server's statement and lock timeout; the client waits 0.5 s more for
+    # a pooled connection or an answer, so every route answers within 3 s of a hung database.
+    database_request_timeout_s: float = Field(default=2.0, gt=0, le=60)
 
     # HTTP front (local) and identity.
     port: int = Field(default=8080, validation_alias="PORT", ge=0, le=65535)
