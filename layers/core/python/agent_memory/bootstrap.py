@@ -277,6 +277,7 @@ def build_outbox(settings: Settings, store: PostgresStore, queue: Queue | None) 
         queue,
         relay_after_s=settings.outbox_relay_after_s,
         stuck_after_s=settings.extraction_stuck_after_s,
+        retention_s=settings.outbox_retention_s,
         # One more full round of deliveries after the first, then the session is failed.
         max_attempts=2 * settings.max_receive_count,
     )

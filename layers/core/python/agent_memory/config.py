@@ -123,6 +123,9 @@ class Settings(BaseSettings):
     # timeout (functions_spec: 6 x the extract function's timeout), or the sweep would send a
     # second message while the first is still in flight: two extractions of one session.
     outbox_relay_after_s: float = Field(default=5.0, ge=0, le=3600)
+    # Delivered messages are deleted by the sweep this long after their send (once their session
+    # has finished): the outbox holds what is in flight, not the history of every close.
+    outbox_retention_s: float = Field(default=86_400.0, ge=60, le=90 * 86_400)
     extraction_stuck_after_s: float = Field(
         default=EXTRACTION_RESEND_AFTER_S, gt=EXTRACTION_VISIBILITY_TIMEOUT_S, le=86_400
     )
