@@ -348,3 +348,27 @@ def test_a_stopped_database_is_503_and_the_service_recovers_when_it_starts(
     _assert_served("health", _wait_until_healthy(api))
     for name, call in calls.items():
         _assert_served(name, call())
+
+
+def test_a_cold_start_within_a_request_against_a_hung_database_is_unavailable_within_3_s(
+    outage_server: Any, container: Any
+) -> None:
+    import contextvars
+
+    from agent_memory.adapters.postgres.database import Database
+    from agent_memory.domain.errors import Unavailable
+    from agent_memory.request_scope import begin_request
+
+    def cold_start() -> None:  # as a Lambda's first request builds its pool
+        begin_request()
+        Database(outage_server.get_uri("outage")).open()
+
+    # Given a database that accepts connections but never answers
+    with frozen(outage_server):
+        started = time.monotonic()
+        # When a request opens the service's pool for the first time
+        with pytest.raises(Unavailable):
+            contextvars.copy_context().run(cold_start)
+        elapsed = time.monotonic() - started
+    # Then it is refused as unavailable (a 503 at the edge) within the contract, not after 30 s
+    assert elapsed < ANSWER_WITHIN_S, elapsed

@@ -181,7 +181,15 @@ class Database:
         conn.commit()
 
     def open(self) -> None:
-        self.pool.open(wait=True, timeout=30)
+        """Open the pool and wait for its first connections: 30 s at a start, but within an API
+        request (a Lambda's cold start) only the request limit, so a hung database is a 503 then
+        too; the pool is closed again and the next request tries anew."""
+        waits = request_waits()
+        try:
+            self.pool.open(wait=True, timeout=30 if waits is None else self.request_answer_timeout_s)
+        except PoolTimeout as exc:
+            self.pool.close(timeout=0)
+            raise _outage(exc, waits) from exc
 
     def close(self) -> None:
         self.pool.close()
