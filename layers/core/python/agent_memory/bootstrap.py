@@ -246,7 +246,7 @@ def build_services(
         gateway=gateway,
         review=ReviewService(store),
         commitments=CommitmentService(store, policies),
-        reads=ReadService(store),
+        reads=ReadService(store, policies),
         system_of_record=sor,
         broker=RetrievalBroker(store, embedder, policies, sor),
         access_log=AccessLogSealer(store),

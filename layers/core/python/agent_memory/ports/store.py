@@ -279,7 +279,12 @@ class TenantSession(RetrievalReader, WriteRepositories, TombstoneRepository, Pro
     def promote_observation(self, memory_id: str, corroborated_by: Sequence[str]) -> None: ...
     def demote_observation(self, memory_id: str) -> None: ...
     def flag_revalidation_batch(
-        self, cutoffs: dict[str, datetime], sor_slots: Sequence[str], limit: int, after: str = ""
+        self,
+        cutoffs: dict[str, datetime],
+        sor_slots: Sequence[str],
+        limit: int,
+        after: str = "",
+        ids: Sequence[str] | None = None,
     ) -> list[RevalidationFlag]: ...
     def count_revalidation_due(self, cutoffs: dict[str, datetime], sor_slots: Sequence[str]) -> int: ...
 
