@@ -1,5 +1,5 @@
-"""Outbox relay (EventBridge schedule, every minute): send the extraction messages left pending
-and queue again the sessions that made no progress."""
+"""Outbox relay (EventBridge schedule, every minute): send the extraction messages left pending,
+queue again the sessions that made no progress, trim the messages delivered long ago."""
 
 from typing import Any
 
@@ -14,6 +14,7 @@ METRICS = {
     "send_failures": "OutboxSendFailures",
     "requeued": "SessionsRequeued",
     "given_up": "SessionsGivenUp",
+    "trimmed": "OutboxTrimmed",
 }
 
 

@@ -10,11 +10,9 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 
+from agent_memory.functions_spec import VISIBILITY_TIMEOUT_FACTOR
 from constructs import Construct
 from infra.config import DeploymentConfig
-
-# AWS guidance for SQS event sources: visibility timeout >= 6 x the function timeout.
-VISIBILITY_TIMEOUT_FACTOR = 6
 
 
 class Pipeline(Construct):

@@ -319,3 +319,42 @@ def test_the_policy_sets_the_ages_within_bounds(api, tok, container, monkeypatch
         assert shown["effective"]["revalidate_after_days"]["fact"] == 30, shown
     finally:
         api.put("/v1/policy", {"profile": "crm", "overrides": {}}, token=tok["admin"])
+
+
+def test_a_record_that_comes_due_between_nightly_runs_is_flagged_when_read(api, database_url):
+    # Given a tenant of its own (its policy changes below), facts 20 days old under the 180-day age,
+    # one of them confirmed today, and then the tenant's fact age lowered to 10 days (no nightly run)
+    t = "reval-read"
+    tok = {"agent": api.token(t, "agent-1", ["agent"]), "admin": api.token(t, "adm-1", ["admin"])}
+    read, confirmed, retrieved, listed = (
+        write(api, tok, contact_fact(subject, 20)) for subject in ("ACC-RR1", "ACC-RR2", "ACC-RR3", "ACC-RR4")
+    )
+    assert api.post(f"/v1/memories/{confirmed['id']}/revalidate", {}, token=tok["agent"]).status == 200
+    lowered = api.put(
+        "/v1/policy",
+        {"profile": "crm", "overrides": {"revalidate_after_days": {"fact": 10}}},
+        token=tok["admin"],
+    )
+    assert lowered.status == 200, lowered.body
+
+    # When each is read: one by id, one in a retrieval, one in the subject's list
+    by_id = api.get(f"/v1/memories/{read['id']}", token=tok["agent"]).body
+    body = retrieve(api, {"agent": tok["agent"]}, "ACC-RR3")
+    in_list = api.get("/v1/subjects/ACC-RR4/memories", token=tok["agent"]).body["memories"]
+
+    # Then each read shows it due at once, as the nightly run would have flagged it
+    assert by_id["needs_revalidation"] is True
+    shown = next(m for m in body["memories"] if m["id"] == retrieved["id"])
+    assert shown["needs_revalidation"] is True
+    assert "needs revalidation" in context_line(body, retrieved["id"])
+    assert [m["needs_revalidation"] for m in in_list if m["id"] == listed["id"]] == [True]
+    # And it is flagged in the store, audited once as the nightly run audits it
+    for memory in (read, retrieved, listed):
+        due = [e for e in events(database_url, memory["id"]) if e[0] == "memory_revalidation_due"]
+        assert [(e[1], e[2], e[3]["revalidate_after_days"]) for e in due] == [
+            ("revalidation_age_reached", "lifecycle", 10)
+        ]
+    retrieve(api, {"agent": tok["agent"]}, "ACC-RR3")
+    assert len([e for e in events(database_url, retrieved["id"]) if e[0] == "memory_revalidation_due"]) == 1
+    # But a record confirmed since is not due: its age restarted at the confirmation
+    assert api.get(f"/v1/memories/{confirmed['id']}", token=tok["agent"]).body["needs_revalidation"] is False

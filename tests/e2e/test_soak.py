@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 
-from memory_bench.soak import FAULTS, Expectations, check_invariants, run
+from memory_bench.soak import FAULTS, TRUNCATED_SENTINEL, Expectations, check_invariants, run
 
 pytestmark = pytest.mark.e2e
 
@@ -32,9 +32,26 @@ def test_a_short_soak_with_faults_breaks_no_invariant(embedder):
     assert report["invariants"] == dict.fromkeys(report["invariants"], 0), report["details"]
 
 
+def _plant_memory(conn, record_id: str, subject: str, slot: str, content: str, now: datetime) -> None:
+    """An active fact of tenant A, written by hand (no gateway: a plant breaks the rules on purpose)."""
+    conn.execute(
+        """INSERT INTO memory_records (id, tenant_id, subject_id, scope, type, category, slot, content,
+                                       source, actor, authority, authority_rank, confidence,
+                                       sensitivity, sensitivity_rank, status, created_at, effective_at,
+                                       content_hash)
+           VALUES (%s, 'soak-zebracorn', %s, 'subject', 'fact', 'ACCOUNT_PROFILE', %s, %s,
+                   '{"kind": "system_of_record"}', 'crm-zebracorn', 'system_of_record', 5, 1,
+                   'internal', 1, 'active', %s, %s, md5(%s))""",
+        (record_id, subject, slot, content, now, now, record_id),
+    )
+
+
 def test_the_checker_counts_what_was_planted(database_url):
-    # Given a migrated database holding, under tenant A: a session of B's (B's marker in its
-    # subject), an identifier in clear, a session left queued, and an audit event with a bad hash
+    # Given a migrated database holding, under tenant A, one violation of each invariant: a session
+    # of B's (B's marker in its subject), an identifier in clear, a session left queued, an audit
+    # event with a bad hash, a memory of a subject whose erasure was verified, two active versions
+    # of one slot (the unique index that forbids them dropped, as if it were ever lost), and a
+    # memory holding text only a body cut off by its client carries
     from agent_memory.adapters.postgres.database import migrate
 
     migrate(database_url, embedding_dim=384, embedding_model="local-minilm-onnx")
@@ -55,12 +72,20 @@ def test_the_checker_counts_what_was_planted(database_url):
                VALUES ('soak-zebracorn', 1, 'evt_planted', 'created', 'agent-zebracorn', %s, 'x', 'y')""",
             (now,),
         )
+        _plant_memory(conn, "mem_erased", "ACC-ZEBRACORN-009", "account.segment", "Mid-market.", now)
+        conn.execute("DROP INDEX memory_records_one_active_per_slot")
+        for record_id in ("mem_twin_1", "mem_twin_2"):
+            _plant_memory(conn, record_id, "ACC-ZEBRACORN-001", "account.plan_tier", "Plan B.", now)
+        _plant_memory(
+            conn, "mem_cut", "ACC-ZEBRACORN-002", "account.region", f"Region {TRUNCATED_SENTINEL}", now
+        )
 
     # When the checker reads it
     found = check_invariants(
         database_url,
         Expectations(
             markers={"soak-zebracorn": "zebracorn", "soak-quokkafin": "quokkafin"},
+            erased=[("soak-zebracorn", "ACC-ZEBRACORN-009")],
             accepted_sessions=[
                 ("soak-quokkafin", "sess-quokkafin-1", "ACC-QUOKKAFIN-000"),
                 ("soak-zebracorn", "sess-zebracorn-2", "ACC-ZEBRACORN-000"),
@@ -72,9 +97,11 @@ def test_the_checker_counts_what_was_planted(database_url):
     assert found == {
         "wrong_tenant_rows": 1,
         "sessions_not_processed": 2,  # B's is missing from B, A's is still queued
-        "erased_subject_memories": 0,
+        "erased_subject_memories": 1,
         "unmasked_identifiers": 1,
         "audit_chains_broken": 1,
-        "duplicate_active_versions": 0,
-        "truncated_bodies_stored": 0,
+        "duplicate_active_versions": 1,
+        "truncated_bodies_stored": 1,
     }
+    # And no invariant goes unproven: each one the checker reports was planted here
+    assert [name for name, n in found.items() if n == 0] == []

@@ -155,6 +155,18 @@ def test_extraction_queue_redrives_to_the_dlq(synthesized: Any) -> None:
     assert queue["Properties"]["VisibilityTimeout"] >= 6 * worker.timeout_s
 
 
+def test_the_outbox_sweep_resends_only_after_the_queues_visibility_timeout(synthesized: Any) -> None:
+    from agent_memory.config import Settings
+
+    # Given the extraction queue as deployed, and the sweep's resend age as the functions run with it
+    queues = synthesized.resources("AWS::SQS::Queue")
+    (queue,) = [q for q in queues.values() if "RedrivePolicy" in q["Properties"]]
+    visibility = queue["Properties"]["VisibilityTimeout"]
+    # Then a session is queued again only once its message, still invisible to the others while a
+    # worker holds it, could have come back on its own: never two extractions of it in flight
+    assert Settings().extraction_stuck_after_s > visibility
+
+
 def test_extraction_worker_reports_partial_batch_failures(synthesized: Any) -> None:
     _, mapping = only(synthesized, "AWS::Lambda::EventSourceMapping")
     props = mapping["Properties"]

@@ -17,8 +17,9 @@ pytestmark = pytest.mark.integration
 TENANT = "tenant-conn"
 AGENT = Principal(sub="agent@conn", tenant_id=TENANT, roles=frozenset({Role.AGENT}))
 # Settings the owner's embedded login needs: it switches to the application role for the whole
-# session. In AWS the functions log in as that role, so there is no SET ROLE to pin on.
-EMBEDDED_ONLY = {"role", "session_authorization"}
+# session, with the application role's server-side timeouts. In AWS the functions log in as that
+# role, whose own defaults carry the timeouts, so there is no SET to pin on.
+EMBEDDED_ONLY = {"role", "session_authorization", "statement_timeout", "lock_timeout"}
 
 
 @pytest.fixture(params=[False, True], ids=["behind-proxy", "prepared"])

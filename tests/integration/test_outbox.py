@@ -18,6 +18,7 @@ from agent_memory.domain.enums import Role
 from agent_memory.domain.records import Principal, utcnow
 from agent_memory.local.worker import QueuePoller, ScheduledFunction
 from agent_memory.services.extraction import SessionNotVisible
+from agent_memory.services.outbox import extraction_key
 from agent_memory.services.sessions import CloseSessionRequest
 
 pytestmark = pytest.mark.integration
@@ -360,7 +361,7 @@ def test_the_scheduled_sample_event_runs_the_sweep_through_its_handler(container
     report = handler(event, LocalLambdaContext(function_name="outbox_relay"))
     # Then it sent the message and reports counts only
     assert queue.sent["s-scheduled"] == 1 and report["relayed"] >= 1
-    assert set(report) == {"tenants", "relayed", "send_failures", "requeued", "given_up"}
+    assert set(report) == {"tenants", "relayed", "send_failures", "requeued", "given_up", "trimmed"}
 
 
 def test_the_local_schedule_runs_the_relay_in_the_background(container, tenant, monkeypatch):
@@ -382,3 +383,49 @@ def test_the_local_schedule_runs_the_relay_in_the_background(container, tenant, 
         relay.stop()
     # Then the message was sent, once
     assert queue.sent["s-background"] == 1
+
+
+def _outbox_row(container: Any, tenant: str, session_id: str) -> Any:
+    with container.store.tenant(tenant, subjects=None) as s:
+        return s.outbox_message(extraction_key(session_id))
+
+
+def test_delivered_messages_are_trimmed_after_their_retention_once_their_session_finished(
+    container, tenant, poller, monkeypatch
+):
+    # Given a session closed and processed, so its message was delivered
+    close(container, tenant, "s-trim")
+    poller.drain()
+    assert status(container, tenant, "s-trim")["status"] == "processed"
+    assert _outbox_row(container, tenant, "s-trim")["sent_at"] is not None
+    # When the sweep runs after the outbox retention has passed
+    monkeypatch.setattr(container.outbox, "clock", later(container.outbox.retention_s + 60))
+    report = container.outbox.sweep()
+    # Then the delivered row is gone, and a repeated close of the session sends nothing again
+    assert report.trimmed >= 1
+    assert _outbox_row(container, tenant, "s-trim") is None
+    recording = RecordingQueue(container.outbox.queue)
+    monkeypatch.setattr(container.outbox, "queue", recording)
+    assert close(container, tenant, "s-trim")["status"] == "processed"
+    assert recording.sent["s-trim"] == 0
+
+
+def test_a_delivered_message_is_kept_while_its_session_is_unfinished_or_within_retention(
+    container, tenant, poller, monkeypatch
+):
+    # Given one message delivered and lost (its session stays queued), one delivered and processed
+    monkeypatch.setattr(container.outbox, "queue", LosingQueue())
+    close(container, tenant, "s-lost")
+    monkeypatch.undo()
+    close(container, tenant, "s-recent")
+    poller.drain()
+    # When the sweep runs within the retention, and again after it
+    container.outbox.sweep()
+    kept_within = _outbox_row(container, tenant, "s-recent")
+    monkeypatch.setattr(container.outbox, "queue", LosingQueue())
+    monkeypatch.setattr(container.outbox, "clock", later(container.outbox.retention_s + 60))
+    container.outbox.sweep()
+    # Then the processed session's row outlives the sweep within its retention, and the row of the
+    # session still queued is never trimmed (a repeated close must not send it again)
+    assert kept_within is not None
+    assert _outbox_row(container, tenant, "s-lost") is not None

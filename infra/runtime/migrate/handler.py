@@ -15,6 +15,7 @@ import boto3
 from psycopg.conninfo import make_conninfo
 
 from agent_memory.adapters.postgres.database import grant_app_login, migrate
+from agent_memory.config import Settings
 from agent_memory.observability import logger
 
 PHYSICAL_ID = "agent-memory-migrations"
@@ -50,6 +51,13 @@ def on_event(event: dict[str, Any], context: Any) -> dict[str, Any]:
     applied = migrate(url, embedding_dim=int(props["EmbeddingDim"]), embedding_model=props["EmbeddingModel"])
     if props.get("AppSecretArn"):  # the functions' login: the application role itself
         app = read_secret(props["AppSecretArn"])
-        grant_app_login(url, app["password"], app_role=app["username"])
+        settings = Settings()  # the functions' timeouts (MEMORY_DATABASE_*), their logins' defaults
+        grant_app_login(
+            url,
+            app["password"],
+            app_role=app["username"],
+            statement_timeout_s=settings.database_statement_timeout_s,
+            lock_timeout_s=settings.database_lock_timeout_s,
+        )
     logger.info("migrations done", extra={"applied": applied, "request": request})
     return {"PhysicalResourceId": PHYSICAL_ID, "Data": {"Applied": ",".join(applied) or "none"}}

@@ -219,6 +219,7 @@ def open_database(settings: Settings, *, embedding_model: str, run_migrations: b
         connect_timeout_s=settings.database_connect_timeout_s,
         statement_timeout_s=settings.database_statement_timeout_s,
         lock_timeout_s=settings.database_lock_timeout_s,
+        request_timeout_s=settings.database_request_timeout_s,
     )
     db.open()
     _check_dimension(db, settings.embedding_dim)
@@ -245,7 +246,7 @@ def build_services(
         gateway=gateway,
         review=ReviewService(store, policies),
         commitments=CommitmentService(store, policies),
-        reads=ReadService(store),
+        reads=ReadService(store, policies),
         system_of_record=sor,
         broker=RetrievalBroker(store, embedder, policies, sor),
         access_log=AccessLogSealer(store),
@@ -276,6 +277,7 @@ def build_outbox(settings: Settings, store: PostgresStore, queue: Queue | None) 
         queue,
         relay_after_s=settings.outbox_relay_after_s,
         stuck_after_s=settings.extraction_stuck_after_s,
+        retention_s=settings.outbox_retention_s,
         # One more full round of deliveries after the first, then the session is failed.
         max_attempts=2 * settings.max_receive_count,
     )

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agent_memory.functions_spec import EXTRACTION_RESEND_AFTER_S, EXTRACTION_VISIBILITY_TIMEOUT_S
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MEMORY_", extra="ignore", populate_by_name=True)
@@ -38,6 +40,9 @@ class Settings(BaseSettings):
     database_connect_timeout_s: int = Field(default=3, ge=2, le=60)
     database_statement_timeout_s: float = Field(default=10.0, gt=0, le=600)
     database_lock_timeout_s: float = Field(default=5.0, gt=0, le=600)
+    # In an API request: the server's statement and lock timeout; the client waits 0.5 s more for
+    # a pooled connection or an answer, so every route answers within 3 s of a hung database.
+    database_request_timeout_s: float = Field(default=2.0, gt=0, le=60)
 
     # HTTP front (local) and identity.
     port: int = Field(default=8080, validation_alias="PORT", ge=0, le=65535)
@@ -114,10 +119,16 @@ class Settings(BaseSettings):
     max_receive_count: int = Field(default=3, ge=1, le=20)
     # The outbox relay sweep (services/outbox.py): a session-close message still unsent this long
     # after its commit is sent by the sweep; a session queued or processing with no change for
-    # extraction_stuck_after_s is queued again (longer than the extract function's timeout, so a
-    # session still being extracted is not queued twice).
+    # extraction_stuck_after_s is queued again. That must exceed the extraction queue's visibility
+    # timeout (functions_spec: 6 x the extract function's timeout), or the sweep would send a
+    # second message while the first is still in flight: two extractions of one session.
     outbox_relay_after_s: float = Field(default=5.0, ge=0, le=3600)
-    extraction_stuck_after_s: float = Field(default=300.0, ge=150, le=86_400)
+    # Delivered messages are deleted by the sweep this long after their send (once their session
+    # has finished): the outbox holds what is in flight, not the history of every close.
+    outbox_retention_s: float = Field(default=86_400.0, ge=60, le=90 * 86_400)
+    extraction_stuck_after_s: float = Field(
+        default=EXTRACTION_RESEND_AFTER_S, gt=EXTRACTION_VISIBILITY_TIMEOUT_S, le=86_400
+    )
     # Session-close extractor: "learned" (the default: a trained head over MiniLM sentence vectors,
     # offline; docs/extraction.md), "rules" (patterns only) or "llm" (an OpenAI-compatible endpoint).
     extractor: Literal["rules", "learned", "llm"] = "learned"

@@ -204,6 +204,16 @@ def by_name(name: str) -> FunctionSpec:
     raise KeyError(f"unknown function {name!r}; known: {[f.name for f in FUNCTIONS]}")
 
 
+# AWS guidance for SQS event sources: a queue's visibility timeout at least 6 times its worker's
+# timeout. The extraction queue's (infra/constructs/pipeline.py) and the outbox sweep's resend age
+# (`Settings.extraction_stuck_after_s`) both follow from the extract function's timeout here.
+VISIBILITY_TIMEOUT_FACTOR = 6
+EXTRACTION_VISIBILITY_TIMEOUT_S = by_name("extract").timeout_s * VISIBILITY_TIMEOUT_FACTOR
+# The sweep queues a session again only after its message could have come back on its own: past
+# the visibility timeout, with a minute to spare, so one session never has two extractions in flight.
+EXTRACTION_RESEND_AFTER_S = EXTRACTION_VISIBILITY_TIMEOUT_S + 60
+
+
 def match_route(method: str, path: str) -> tuple[FunctionSpec, Route, dict[str, str]] | None:
     for spec in FUNCTIONS:
         for route in spec.routes:

@@ -1,4 +1,4 @@
-"""The caller of the request in progress, held per request (a context variable).
+"""The caller of the request in progress, and its database waits, held per request (context variables).
 
 The HTTP layer sets it once the principal is known (`api.http.current_principal`). The database
 adapter reads the principal's subject binding from here for every tenant transaction it opens, so
@@ -6,6 +6,11 @@ a token bound to some subjects is restricted in SQL on every route, including ro
 pass the binding along by hand. Each request runs in its own context (`RequestScopedResolver`),
 so nothing set here outlives the request or reaches another one. Work outside a request (queue
 workers, scheduled jobs) has no caller here and is not restricted.
+
+An API request also holds its database waits here (`begin_request`): the adapter bounds each wait
+of a request for the database by the shorter request limit, and a request that already found the
+database unavailable does not wait for it again, so a hung database is a fast 503 on every route.
+Work outside a request waits with the longer limits of background work.
 """
 
 from __future__ import annotations
@@ -13,10 +18,32 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from agent_memory.domain.records import Principal
 
 _CALLER: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("memory_caller", default=None)
+
+
+@dataclass
+class DatabaseWaits:
+    """What an API request learned of the database so far."""
+
+    unavailable: bool = False  # a wait failed: the request answers 503 without waiting again
+
+
+_WAITS: contextvars.ContextVar[DatabaseWaits | None] = contextvars.ContextVar("memory_db_waits", default=None)
+
+
+def begin_request() -> None:
+    """An API request starts (the HTTP edge, in the request's own context): its database waits
+    are bounded by the request limit from now until it ends."""
+    _WAITS.set(DatabaseWaits())
+
+
+def request_waits() -> DatabaseWaits | None:
+    """The database waits of the API request in progress; None outside a request."""
+    return _WAITS.get()
 
 
 def set_caller(principal: Principal) -> None:

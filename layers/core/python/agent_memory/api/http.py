@@ -33,7 +33,7 @@ from agent_memory.domain.ids import ID_RULE, valid_id
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import unstorable_value
 from agent_memory.observability import logger, metrics
-from agent_memory.request_scope import current_caller, set_caller
+from agent_memory.request_scope import begin_request, current_caller, set_caller
 
 MAX_BODY_BYTES = 262_144
 # A handled 500 is a normal Lambda return: the platform's Errors metric never counts it, so the
@@ -115,6 +115,7 @@ class RequestScopedResolver(APIGatewayRestResolver):
         return contextvars.copy_context().run(self._resolve_in_own_context, event, context)
 
     def _resolve_in_own_context(self, event: Any, context: Any) -> dict[str, Any]:
+        begin_request()  # every database wait of this request is bounded by the request limit
         if not isinstance(event, dict):
             event = dict(event)
         refused = refusal_before_routing(event)

@@ -262,6 +262,18 @@ def _sensitivity(
     return max(levels, key=lambda s: s.rank)
 
 
+# The reasons that describe the slot's active record rather than the candidate: what a writer who
+# may not read that record is never told (services/write_gateway.writer_reply).
+RELATIVE_REASONS = frozenset(
+    {
+        "supersedes_lower_authority",
+        "supersedes_older_version",
+        "older_than_active_version",
+        "lower_authority_than_active",
+    }
+)
+
+
 @dataclass(frozen=True)
 class ConflictOutcome:
     decision: Decision

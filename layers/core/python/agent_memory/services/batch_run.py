@@ -17,7 +17,6 @@ from agent_memory.domain.errors import Conflict
 from agent_memory.domain.records import MemoryRecord, Principal, WriteResult, new_id
 from agent_memory.ports.batch import BatchTenantSession, ContextQuery, PrefetchedContext
 from agent_memory.ports.store import IdempotentReply, NewEvent
-from agent_memory.services.authorization import cleared_for
 
 if TYPE_CHECKING:
     from agent_memory.services.write_gateway import WriteGateway, _ReadyWrite
@@ -141,7 +140,7 @@ class BatchRun:
         return results
 
     def _admit_one(self, ready: _ReadyWrite, prefetched: PrefetchedContext) -> WriteResult:
-        from agent_memory.services.write_gateway import _persistable_reply, _replay_of
+        from agent_memory.services.write_gateway import _persistable_reply, _replay_of, writer_reply
 
         key = ready.clean.idempotency_key
         if key and key in self.saved:
@@ -165,16 +164,7 @@ class BatchRun:
             NewEvent(e.event_type.value, self.principal.sub, e.memory_id, subject_id, e.reason, e.payload)
             for e in verdict.events
         )
-        withheld = [
-            r.id
-            for r in (verdict.duplicate, verdict.supersedes)
-            if r is not None and not cleared_for(self.principal, r.sensitivity)
-        ]
-        superseded = [verdict.supersedes.id] if verdict.supersedes is not None else []
-        result = WriteResult(
-            decision=verdict.decision, reasons=list(verdict.reasons), memory=record, superseded=superseded
-        )
-        result.withheld = withheld
+        result = writer_reply(self.principal, verdict, record)
         if key:
             reply = _persistable_reply(ready.fingerprint, result)
             self.saved[key] = reply

@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from agent_memory.domain.enums import EventType, MemoryType, Role, Status
+from agent_memory.domain.enums import EventType, Role, Status
 from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
-from agent_memory.domain.revalidation import revalidation_cutoffs
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
@@ -27,6 +26,7 @@ from agent_memory.ports.system_of_record import SystemOfRecord, SystemOfRecordUn
 from agent_memory.services.authorization import require_mutation, visible
 from agent_memory.services.consolidation import merge_duplicates, weigh_observations
 from agent_memory.services.policies import PolicyRegistry
+from agent_memory.services.revalidation_due import due_arguments, due_events
 
 if TYPE_CHECKING:
     from agent_memory.progress import ProgressBar, ProgressFactory
@@ -126,7 +126,7 @@ class LifecycleService:
             with self.store.tenant(tenant) as s:
                 counts = s.count_purgeable(now, archive_cutoff, candidate_cutoff)
                 report.overdue_erasures += len(s.overdue_erasures(now))
-                report.revalidation_flagged += s.count_revalidation_due(*_due_arguments(policy, now))
+                report.revalidation_flagged += s.count_revalidation_due(*due_arguments(policy, now))
             report.expired += counts["expire"]
             report.deleted += counts["delete"]
             report.held += counts["held"]
@@ -213,27 +213,14 @@ class LifecycleService:
         """Flag `needs_revalidation` on the active records past the policy's revalidation age (from
         the later of effective_at and last_validated_at), in batches, each with one audit event
         per record. A flagged record stays flagged until confirmed (`revalidate`)."""
-        cutoffs, sor_slots = _due_arguments(policy, now)
-        ages = policy.revalidate_after_days
+        cutoffs, sor_slots = due_arguments(policy, now)
         flagged = 0
         after = ""
         while True:
             with self.store.tenant(tenant) as s:
                 rows = s.flag_revalidation_batch(cutoffs, sor_slots, self.batch_size, after)
                 if rows:
-                    s.append_events(
-                        [
-                            NewEvent(
-                                EventType.REVALIDATION_DUE.value,
-                                "lifecycle",
-                                r["id"],
-                                r["subject_id"],
-                                "revalidation_age_reached",
-                                {"type": r["type"], "revalidate_after_days": ages[MemoryType(r["type"])]},
-                            )
-                            for r in rows
-                        ]
-                    )
+                    s.append_events(due_events(rows, policy))
             flagged += len(rows)
             if len(rows) < self.batch_size:
                 return flagged
@@ -481,9 +468,3 @@ class LifecycleService:
                 ]
             )
         return {"memory_id": memory_id, "legal_hold": hold}
-
-
-def _due_arguments(policy: PolicyProfile, now: datetime) -> tuple[dict[str, datetime], list[str]]:
-    """The store's view of the revalidation rule: per type its cutoff, and the slots not aged."""
-    cutoffs = {t.value: at for t, at in revalidation_cutoffs(policy, now).items()}
-    return cutoffs, sorted(policy.sor_slot_fields)

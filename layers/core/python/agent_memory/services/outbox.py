@@ -6,7 +6,8 @@ message about a session it cannot see, and a send that fails after the commit le
 pending instead of losing it. The sweep (the `outbox_relay` function, every minute; under
 `memory serve`, every few seconds) sends what is still pending after a few seconds, and queues
 again the sessions that made no progress for `stuck_after_s` (a message lost downstream, a worker
-that died mid-extraction). Delivery is at least once; the worker skips processed sessions.
+that died mid-extraction), and trims the messages delivered more than `retention_s` ago whose
+session has finished. Delivery is at least once; the worker skips processed sessions.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class SweepReport:
     send_failures: int = 0  # sends that failed; those messages stay pending
     requeued: int = 0  # stuck sessions queued again
     given_up: int = 0  # stuck sessions failed after their last allowed attempt
+    trimmed: int = 0  # delivered messages deleted after their retention
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -56,6 +58,7 @@ class OutboxRelay:
         relay_after_s: float = 5.0,
         stuck_after_s: float = 300.0,
         max_attempts: int = 6,
+        retention_s: float = 86_400.0,
         batch_size: int = 100,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
@@ -64,6 +67,7 @@ class OutboxRelay:
         self.relay_after_s = relay_after_s
         self.stuck_after_s = stuck_after_s
         self.max_attempts = max_attempts
+        self.retention_s = retention_s
         self.batch_size = batch_size
         self.clock = clock
 
@@ -87,7 +91,7 @@ class OutboxRelay:
             except Exception as exc:
                 logger.warning("outbox sweep of a tenant failed", extra={"error": type(exc).__name__})
                 failure = failure or exc
-        if report.relayed or report.send_failures or report.requeued or report.given_up:
+        if report.relayed or report.send_failures or report.requeued or report.given_up or report.trimmed:
             logger.info("outbox swept", extra=report.as_dict())
         if failure is not None:
             raise failure
@@ -127,6 +131,7 @@ class OutboxRelay:
                 report.requeued += 1
                 if not self._send(s, key, message):  # left pending: the next sweep sends it
                     report.send_failures += 1
+            report.trimmed += s.trim_outbox(now - timedelta(seconds=self.retention_s), self.batch_size)
 
     def _send(self, s: TenantSession, dedupe_key: str, payload: dict[str, Any]) -> bool:
         """Send a message whose row this transaction holds, and record the attempt."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -13,10 +14,12 @@ from agent_memory.domain.audit import ChainReport, verify_chain
 from agent_memory.domain.enums import Role, Status
 from agent_memory.domain.errors import InvalidRequest, NotFound
 from agent_memory.domain.memory_types import family_slots
-from agent_memory.domain.records import AuditEvent, MemoryRecord, Principal
+from agent_memory.domain.records import AuditEvent, MemoryRecord, Principal, utcnow
 from agent_memory.domain.review_diff import review_diff
-from agent_memory.ports.store import MemoryStore
+from agent_memory.ports.store import MemoryStore, TenantSession
 from agent_memory.services.authorization import require_read, visible
+from agent_memory.services.policies import PolicyRegistry
+from agent_memory.services.revalidation_due import flag_due_at_read
 from agent_memory.services.review import evidence_required
 
 MAX_PAGE = 200
@@ -45,8 +48,26 @@ class Page:
 
 
 class ReadService:
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(
+        self, store: MemoryStore, policies: PolicyRegistry, clock: Callable[[], datetime] = utcnow
+    ) -> None:
         self.store = store
+        self.policies = policies
+        self.clock = clock
+
+    def _flag_due(self, s: TenantSession, tenant_id: str, records: list[MemoryRecord]) -> list[MemoryRecord]:
+        """The records as read, with those that came due for revalidation since the nightly run
+        flagged now (audited), so a read never shows a due record as current."""
+        unflagged = [r for r in records if r.status is Status.ACTIVE and not r.needs_revalidation]
+        if not unflagged:
+            return records
+        due = flag_due_at_read(
+            s,
+            [(r.id, r.type, r.slot, r.effective_at) for r in unflagged],
+            self.policies.for_tenant(tenant_id),
+            self.clock(),
+        )
+        return [r.model_copy(update={"needs_revalidation": True}) if r.id in due else r for r in records]
 
     def get_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         require_read(principal, Role.AGENT, Role.REVIEWER)
@@ -54,6 +75,7 @@ class ReadService:
             record = visible(principal, s.get_record(memory_id))
             if record is None:  # above clearance looks the same as absent: no existence oracle
                 raise NotFound(f"memory {memory_id} not found")
+            (record,) = self._flag_due(s, principal.tenant_id, [record])
             chain = s.slot_history(record.subject_id, record.slot) if record.slot else [record]
         history = [h for h in chain if visible(principal, h) is not None]
         hidden = {h.id for h in chain} - {h.id for h in history}
@@ -84,6 +106,7 @@ class ReadService:
                 before=decode_cursor(cursor),
                 limit=limit + 1,
             )
+            rows = [*self._flag_due(s, principal.tenant_id, rows[:limit]), *rows[limit:]]
             links = {i for r in rows[:limit] for i in (r.supersedes_id, r.superseded_by_id) if i}
             hidden = s.records_above_clearance(links, principal.clearance.rank)
         return _page(rows, limit, lambda r: r.public_view(hidden))

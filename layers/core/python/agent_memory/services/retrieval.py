@@ -24,7 +24,7 @@ from agent_memory.domain.context import (
     render_working,
     working_view,
 )
-from agent_memory.domain.enums import EventType, Role
+from agent_memory.domain.enums import EventType, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
 from agent_memory.domain.freshness import FreshnessDecisions, FreshnessGate
 from agent_memory.domain.policy import PolicyProfile
@@ -62,6 +62,7 @@ from agent_memory.services.retrieval_models import (
     RetrieveRequest,
     StageClock,
 )
+from agent_memory.services.revalidation_due import flag_due_at_read, possibly_due
 
 __all__ = [
     "CANDIDATES_PER_SIGNAL",
@@ -171,8 +172,16 @@ class RetrievalBroker:
                 ranking = self._rank(rows, policy, top_k, now)
                 rivals = _family_rivals(ranking, reader)
             turn = _Turn(principal, request, top_k, max_tokens, ranking, working, stages, rivals)
-            if not turn.asks_system_of_record:  # nothing to decide: the access event on this connection
-                result = self._answer(turn, LiveState(), reader)
+            # Records that may have come due for revalidation since the nightly run (rare: that
+            # run flags them); they are flagged below, with no statement when there are none.
+            maybe_due = _maybe_due(turn.ranking, policy, now)
+            if not turn.asks_system_of_record and not maybe_due:
+                result = self._answer(turn, LiveState(), reader)  # the access event on this connection
+        if maybe_due:
+            with stages.stage("revalidation"), self.store.tenant(principal.tenant_id) as session:
+                due = flag_due_at_read(session, maybe_due, policy, now)
+            for memory_id in due:
+                turn.ranking.row_of[memory_id].needs_revalidation = True
         if turn.asks_system_of_record:
             # The system of record is called with no connection held: a slow answer holds no
             # database connection, and the local adapter's own connection can never wait on ours.
@@ -185,6 +194,8 @@ class RetrievalBroker:
                     set(turn.ranking.owned.values()),
                 )
             result = self._answer(turn, live, None)
+        elif maybe_due:
+            result = self._answer(turn, LiveState(), None)
         result.timings_ms = stages.finish()
         return result
 
@@ -344,6 +355,15 @@ class RetrievalBroker:
             if c.record.slot in policy.sor_slot_fields
         }
         return _Ranking(ranked, row_of, owned, len(rows))
+
+
+def _maybe_due(
+    ranking: _Ranking, policy: PolicyProfile, now: datetime
+) -> list[tuple[str, MemoryType, str | None, datetime]]:
+    """The unflagged candidates that may be due for revalidation (`possibly_due`; the store decides
+    with their last confirmation: `flag_due_at_read`)."""
+    facts = [row.facts for row in ranking.row_of.values() if not row.needs_revalidation]
+    return possibly_due([(f.id, f.type, f.slot, f.effective_at) for f in facts], policy, now)
 
 
 def _record(session: TenantSession, turn: _Turn, composed: _Composed) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.domain.admission import Classified, classify
+from agent_memory.domain.admission import RELATIVE_REASONS, Classified, classify
 from agent_memory.domain.commitments import opening_value
 from agent_memory.domain.decision import (
     AdmissionContext,
@@ -179,19 +179,8 @@ class WriteGateway:
                 for e in verdict.events
             ]
         )
-        # The caller sees the record it wrote (its own words, masked), but not another record this
-        # write met above its clearance: the one it duplicates, or the one it supersedes.
-        withheld = [
-            r.id
-            for r in (verdict.duplicate, verdict.supersedes)
-            if r is not None and not cleared_for(principal, r.sensitivity)
-        ]
-        superseded = [verdict.supersedes.id] if verdict.supersedes is not None else []
-        result = WriteResult(
-            decision=verdict.decision, reasons=list(verdict.reasons), memory=record, superseded=superseded
-        )
         # Withheld before the reply is saved: a replay of the key answers exactly what this caller saw.
-        result.withheld = withheld
+        result = writer_reply(principal, verdict, record)
         if key:
             reply = _persistable_reply(ready.fingerprint, result)
             session.save_idempotent_reply(key, reply, record.id if record else None, subject_id)
@@ -278,6 +267,25 @@ def _replayed(session: TenantSession, principal: Principal, key: str, fingerprin
     if prior.fingerprint != fingerprint:
         raise Conflict("idempotency_key was already used for a different request", field="idempotency_key")
     return _replay_of(principal, prior)
+
+
+def writer_reply(
+    principal: Principal, verdict: AdmissionDecision, record: MemoryRecord | None
+) -> WriteResult:
+    """What the writer is told of a decision. It sees the record it wrote (its own words, masked),
+    but not another record this write met above its clearance (the one it duplicates, supersedes or
+    conflicts with): not its id, and no reason that describes it (`RELATIVE_REASONS`: "supersedes
+    an older version", "lower authority than the active record"), so a write cannot probe a slot
+    it may not read. The audit chain keeps the whole decision."""
+    related = (verdict.duplicate, verdict.supersedes, verdict.conflicts_with)
+    withheld = [r.id for r in related if r is not None and not cleared_for(principal, r.sensitivity)]
+    reasons = list(verdict.reasons)
+    if any(r is not None and r.id in withheld for r in (verdict.supersedes, verdict.conflicts_with)):
+        reasons = [r for r in reasons if r not in RELATIVE_REASONS]
+    superseded = [verdict.supersedes.id] if verdict.supersedes is not None else []
+    result = WriteResult(decision=verdict.decision, reasons=reasons, memory=record, superseded=superseded)
+    result.withheld = withheld
+    return result
 
 
 def _replay_of(principal: Principal, prior: IdempotentReply) -> WriteResult:

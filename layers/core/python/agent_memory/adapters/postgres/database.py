@@ -30,11 +30,13 @@ from agent_memory.adapters.postgres.migrate import (
 )
 from agent_memory.domain.errors import Unavailable
 from agent_memory.observability import logger
-from agent_memory.request_scope import bound_subjects
+from agent_memory.request_scope import DatabaseWaits, bound_subjects, request_waits
 
 # Past the server's statement_timeout, how much longer the client waits for an answer before it
 # gives the connection up: a live server cancels the statement itself first, a frozen one never does.
 ANSWER_GRACE_S = 2.0
+# The same for an API request, whose whole answer (503 included) is due within 3 s of a hung database.
+REQUEST_ANSWER_GRACE_S = 0.5
 # How long the pool keeps retrying (with backoff) a connection it lost before it gives up; the next
 # request that finds the pool empty tries again at once, so a database that comes back after a long
 # outage is used on the next request rather than after the pool's next, ever longer, backoff.
@@ -51,9 +53,15 @@ class GuardedConnection(psycopg.Connection[Row]):
     """
 
     answer_timeout_s: float | None = None
+    # An API request waits no longer than this for any answer (`request_scope.begin_request`).
+    request_answer_timeout_s: float | None = None
 
     def wait(self, gen: PQGen[RV], interval: float = 0.1, timeout: float | None = None) -> RV:
         limit = self.answer_timeout_s if timeout is None else timeout
+        if self.request_answer_timeout_s is not None and request_waits() is not None:
+            limit = (
+                self.request_answer_timeout_s if limit is None else min(limit, self.request_answer_timeout_s)
+            )
         try:
             return super().wait(gen, interval=interval, timeout=limit)
         except _WaitTimeout as exc:
@@ -102,6 +110,7 @@ class Database:
         connect_timeout_s: int = 3,
         statement_timeout_s: float = 10.0,
         lock_timeout_s: float = 5.0,
+        request_timeout_s: float = 2.0,
     ) -> None:
         self.url = url
         self.app_role = app_role
@@ -110,7 +119,11 @@ class Database:
         self.answer_timeout_s = statement_timeout_s + ANSWER_GRACE_S
         # Transaction-local (set_config(..., true) in the tenant scope statement): no session state
         # for a pooling proxy to pin a connection for, and no extra round trip.
-        self._timeouts = (str(round(statement_timeout_s * 1000)), str(round(lock_timeout_s * 1000)))
+        self._timeouts = (_ms(statement_timeout_s), _ms(lock_timeout_s))
+        # An API request: shorter server-side timeouts, and a shorter wait for a connection or an
+        # answer, so that every route answers (503 with Retry-After) within 3 s of a hung database.
+        self._request_timeouts = (_ms(request_timeout_s), _ms(min(lock_timeout_s, request_timeout_s)))
+        self.request_answer_timeout_s = request_timeout_s + REQUEST_ANSWER_GRACE_S
         # prepare_threshold None: every statement stays unnamed, so a connection holds no session
         # state that a pooling proxy would have to pin it for.
         connect_kwargs: dict[str, Any] = {
@@ -146,6 +159,7 @@ class Database:
 
     def _configure(self, conn: GuardedConnection[DictRow]) -> None:
         conn.answer_timeout_s = self.answer_timeout_s
+        conn.request_answer_timeout_s = self.request_answer_timeout_s
         register_vector(conn)
         info = conn.adapters.types.get("vector")  # registered just above: no second lookup
         if info is not None:  # binary vectors straight into and out of arrays (see below)
@@ -155,12 +169,27 @@ class Database:
             # Logged in as the owner (embedded server, a local DATABASE_URL): switch for the whole
             # session. In AWS the functions log in as the application role itself, so there is no
             # session state and RDS Proxy can share the connection (SET ROLE would pin it).
+            # The server-side timeouts, for statements outside a tenant transaction too (the read
+            # path's autocommit calls): here for the session; in AWS the application role's own
+            # defaults (`grant_app_login`), which a login applies without any session state.
             with conn.cursor() as cur:
                 cur.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(self.app_role)))
+                cur.execute(
+                    "SELECT set_config('statement_timeout', %s, false), set_config('lock_timeout', %s, false)",
+                    self._timeouts,
+                )
         conn.commit()
 
     def open(self) -> None:
-        self.pool.open(wait=True, timeout=30)
+        """Open the pool and wait for its first connections: 30 s at a start, but within an API
+        request (a Lambda's cold start) only the request limit, so a hung database is a 503 then
+        too; the pool is closed again and the next request tries anew."""
+        waits = request_waits()
+        try:
+            self.pool.open(wait=True, timeout=30 if waits is None else self.request_answer_timeout_s)
+        except PoolTimeout as exc:
+            self.pool.close(timeout=0)
+            raise _outage(exc, waits) from exc
 
     def close(self) -> None:
         self.pool.close()
@@ -179,18 +208,25 @@ class Database:
         Outage: no connection within the pool timeout, a connection lost or refused, a server
         shutting down, a statement cancelled by statement_timeout or lock_timeout, no answer in
         time. Serialization failures and deadlocks are not outages: they pass through, and the
-        store turns them into a retryable conflict."""
+        store turns them into a retryable conflict.
+
+        In an API request the wait for a connection is bounded by the request limit too, and a
+        request that already met an outage is refused at once instead of waiting again."""
+        waits = request_waits()
+        if waits is not None:
+            if waits.unavailable:
+                raise Unavailable("the database is unavailable; retry shortly")
+            limit = self.pool_timeout_s if timeout_s is None else timeout_s
+            timeout_s = min(limit, self.request_answer_timeout_s)
         try:
             with self.pool.connection(timeout=timeout_s) as conn:
                 yield conn
         except PoolTimeout as exc:
-            _log_outage(exc)
-            raise Unavailable("the database is unavailable; retry shortly") from exc
+            raise _outage(exc, waits) from exc
         except psycopg.errors.TransactionRollback:
             raise
         except psycopg.OperationalError as exc:
-            _log_outage(exc)
-            raise Unavailable("the database is unavailable; retry shortly") from exc
+            raise _outage(exc, waits) from exc
 
     @contextmanager
     def tenant_transaction(
@@ -225,7 +261,8 @@ class Database:
         )
         if reuse_plans and self.prepared_statements:
             scope += ", set_config('plan_cache_mode', 'force_generic_plan', true)"
-        params = (tenant_id, sorted(bound) if bound is not None else None, *self._timeouts)
+        timeouts = self._timeouts if request_waits() is None else self._request_timeouts
+        params = (tenant_id, sorted(bound) if bound is not None else None, *timeouts)
         with self._lend() as conn:
             if reuse_plans:
                 with conn.pipeline(), conn.transaction():
@@ -255,11 +292,20 @@ class Database:
             yield conn
 
 
-def _log_outage(exc: Exception) -> None:
+def _outage(exc: Exception, waits: DatabaseWaits | None) -> Unavailable:
+    """Log an outage and remember it for the request in progress (it does not wait again)."""
     logger.warning(
         "database unavailable",
         extra={"error": type(exc).__name__, "sqlstate": getattr(exc, "sqlstate", None)},
     )
+    if waits is not None:
+        waits.unavailable = True
+    return Unavailable("the database is unavailable; retry shortly")
+
+
+def _ms(seconds: float) -> str:
+    """A duration as PostgreSQL's timeout settings take it (milliseconds)."""
+    return str(round(seconds * 1000))
 
 
 def _leave_autocommit(conn: psycopg.Connection[Any]) -> None:

@@ -160,16 +160,23 @@ class LifecycleQueries(ErasureQueries):
          AND (r.slot IS NULL OR NOT r.slot = ANY(%(sor)s::text[]))"""
 
     def flag_revalidation_batch(
-        self, cutoffs: dict[str, datetime], sor_slots: Sequence[str], limit: int, after: str = ""
+        self,
+        cutoffs: dict[str, datetime],
+        sor_slots: Sequence[str],
+        limit: int,
+        after: str = "",
+        ids: Sequence[str] | None = None,
     ) -> list[RevalidationFlag]:
         """Flag `needs_revalidation` on up to `limit` due records with ids after `after` (a keyset
-        walk: each batch starts where the last ended). Returns their id, subject and type."""
+        walk: each batch starts where the last ended), only among `ids` when given (what a read
+        found). Returns their id, subject and type."""
         if not cutoffs:
             return []
         rows = self.conn.execute(
             f"""
             WITH due AS (
                 SELECT r.id {self._REVALIDATION_DUE} AND r.id > %(after)s
+                   AND (%(ids)s::text[] IS NULL OR r.id = ANY(%(ids)s::text[]))
                  ORDER BY r.id LIMIT %(lim)s
                  FOR UPDATE OF r SKIP LOCKED
             )
@@ -177,7 +184,12 @@ class LifecycleQueries(ErasureQueries):
               FROM due WHERE m.tenant_id = %(t)s AND m.id = due.id
             RETURNING m.id, m.subject_id, m.type
             """,
-            {**self._due_params(cutoffs, sor_slots), "after": after, "lim": limit},
+            {
+                **self._due_params(cutoffs, sor_slots),
+                "after": after,
+                "lim": limit,
+                "ids": list(ids) if ids is not None else None,
+            },
         ).fetchall()
         return cast(list[RevalidationFlag], rows)
 

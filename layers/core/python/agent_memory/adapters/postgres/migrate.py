@@ -144,17 +144,33 @@ def _index_state(conn: psycopg.Connection[Any], index_name: str, table: str) -> 
     return None if row is None else (bool(row[0]), str(row[1]))
 
 
-def grant_app_login(owner_url: str, password: str, *, app_role: str = "memory_app") -> None:
+def grant_app_login(
+    owner_url: str,
+    password: str,
+    *,
+    app_role: str = "memory_app",
+    statement_timeout_s: float = 10.0,
+    lock_timeout_s: float = 5.0,
+) -> None:
     """Let the application role log in with `password` (its own secret): the functions then
-    connect as it, never with the owner's credentials. Idempotent; run after `migrate`."""
+    connect as it, never with the owner's credentials. Its logins start with the server-side
+    statement and lock timeouts (role defaults: no session state for RDS Proxy to pin on), so a
+    statement outside a tenant transaction is bounded too. Idempotent; run after `migrate`."""
     if not password:
         raise ConfigurationError(f"the {app_role} secret has no password")
+    role = psycopg.sql.Identifier(app_role)
     with psycopg.connect(owner_url, autocommit=True) as conn:
         conn.execute(
             psycopg.sql.SQL("ALTER ROLE {} WITH LOGIN PASSWORD {}").format(
-                psycopg.sql.Identifier(app_role), psycopg.sql.Literal(password)
+                role, psycopg.sql.Literal(password)
             )
         )
+        for name, seconds in (("statement_timeout", statement_timeout_s), ("lock_timeout", lock_timeout_s)):
+            conn.execute(
+                psycopg.sql.SQL("ALTER ROLE {} SET {} = {}").format(
+                    role, psycopg.sql.Identifier(name), psycopg.sql.Literal(f"{round(seconds * 1000)}ms")
+                )
+            )
     logger.info("application role may log in", extra={"role": app_role})
 
 

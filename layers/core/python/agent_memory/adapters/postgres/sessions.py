@@ -110,6 +110,24 @@ class SessionQueries:
         ).fetchall()
         return cast(list[OutboxRow], rows)
 
+    def trim_outbox(self, sent_before: datetime, limit: int) -> int:
+        """Delete up to `limit` messages delivered before `sent_before`, oldest first, unless their
+        session is still queued or processing (a repeated close of it must find its row sent, not
+        send it again). Returns how many were deleted."""
+        cur = self.conn.execute(
+            """DELETE FROM outbox WHERE tenant_id = %s AND dedupe_key IN (
+                   SELECT o.dedupe_key FROM outbox o
+                    WHERE o.tenant_id = %s AND o.sent_at IS NOT NULL AND o.sent_at < %s
+                      AND NOT EXISTS (
+                          SELECT 1 FROM sessions x
+                           WHERE x.tenant_id = o.tenant_id AND x.session_id = o.payload->>'session_id'
+                             AND x.status IN ('queued', 'processing'))
+                    ORDER BY o.sent_at LIMIT %s
+                      FOR UPDATE SKIP LOCKED)""",
+            (self.tenant_id, self.tenant_id, sent_before, limit),
+        )
+        return cur.rowcount
+
     def mark_outbox(self, dedupe_key: str, *, sent: bool, error: str | None = None) -> None:
         """Record one send: sent, or failed with its error class (the message stays pending)."""
         self.conn.execute(
