@@ -235,6 +235,14 @@ def build_services(
     queue, objects = build_messaging(settings)
     gateway = WriteGateway(store, embedder, policies)
     outbox = build_outbox(settings, store, queue)
+    extraction = ExtractionWorker(
+        store,
+        objects,
+        extractor or (lambda: build_extractor(settings, embedder)),
+        gateway,
+        max_receive_count=settings.max_receive_count,
+        system_of_record=sor,
+    )
     container = Container(
         settings=settings,
         db=db,
@@ -253,13 +261,7 @@ def build_services(
         objects=objects,
         outbox=outbox,
         sessions=SessionService(store, outbox, objects),
-        extraction=ExtractionWorker(
-            store,
-            objects,
-            extractor or (lambda: build_extractor(settings, embedder)),
-            gateway,
-            max_receive_count=settings.max_receive_count,
-        ),
+        extraction=extraction,
         erasure=ErasureService(store, objects, invalidate_caches=_sor_cache_invalidator(sor)),
         lifecycle=build_lifecycle(settings, store, policies, objects, embedder, sor),
         working=WorkingMemoryService(store, policies),

@@ -125,6 +125,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         routes=(
             Route("POST", "/v1/sessions/{session_id}/close"),
             Route("GET", "/v1/sessions/{session_id}"),
+            Route("GET", "/v1/sessions/{session_id}/extraction"),
         ),
         permissions=("database", "extraction_queue_send", "transcripts_bucket"),
     ),

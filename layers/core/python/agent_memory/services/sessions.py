@@ -146,6 +146,23 @@ class SessionService:
             view["reason"] = row["failure_reason"]
         return view
 
+    def extraction(self, principal: Principal, session_id: str) -> dict[str, Any]:
+        """Every statement of a processed session with its decision, reason and score (an agent for
+        the subjects its token may see, row-level security deciding; a reviewer)."""
+        require_read(principal, Role.AGENT, Role.REVIEWER)
+        with self.store.tenant(principal.tenant_id) as s:
+            row = s.get_session(session_id)
+            statements = s.extraction_report(session_id) if row is not None else None
+        if row is None:
+            raise NotFound(f"session {session_id} not found")
+        return {
+            "session_id": session_id,
+            "subject_id": row["subject_id"],
+            "status": row["status"],
+            "available": statements is not None,
+            "statements": statements or [],
+        }
+
 
 def _check_occurred_at(request: CloseSessionRequest) -> None:
     occurred_at = (
