@@ -26,6 +26,7 @@ from agent_memory.services.export import ExportService
 from agent_memory.services.extraction import ExtractionWorker
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.lifecycle import LifecycleService
+from agent_memory.services.notes import NoteService
 from agent_memory.services.outbox import OutboxRelay
 from agent_memory.services.policies import PolicyAdmin, PolicyRegistry
 from agent_memory.services.reads import ReadService
@@ -61,6 +62,7 @@ class Container:
     forget: ForgetService
     export: ExportService
     working: WorkingMemoryService
+    notes: NoteService
 
     on_close: list[Callable[[], None]] = field(default_factory=list)
 
@@ -267,6 +269,8 @@ def build_services(
         working=WorkingMemoryService(store, policies),
         forget=ForgetService(store),
         export=ExportService(store, policies),
+        # Notes are read by the session extractor itself (built once, on first use by either).
+        notes=NoteService(gateway, lambda: extraction.extractor, sor),
     )
     _connect_services(container)
     return container
