@@ -233,3 +233,27 @@ def test_erasure_removes_the_report(
             "SELECT count(*) AS n FROM extraction_reports WHERE subject_id = 'ACC-GONE'"
         ).fetchone()
     assert left["n"] == 0
+
+
+def test_the_report_ends_with_the_transcripts_retention(
+    api: Any, poller: QueuePoller, container: Any, tokens: dict[str, str]
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from agent_memory.services.lifecycle import LifecycleService
+
+    # Given a processed session with its report
+    close(api, poller, tokens["agent"], "sess-expire", "ACC-OLD", EXAMPLE_TURNS[:2])
+    assert api.get("/v1/sessions/sess-expire/extraction", token=tokens["agent"]).body["available"] is True
+    # When the nightly run passes the transcript's retention (7 days here)
+    LifecycleService(
+        container.store,
+        container.policies,
+        container.objects,
+        transcript_ttl_days=7,
+        clock=lambda: datetime.now(UTC) + timedelta(days=8),
+    ).purge(tenants=[TENANT], consolidate=False)
+    # Then the report went with the transcript; the session's outcome stays
+    report = api.get("/v1/sessions/sess-expire/extraction", token=tokens["agent"]).body
+    assert report["available"] is False and report["statements"] == []
+    assert api.get("/v1/sessions/sess-expire", token=tokens["agent"]).body["status"] == "processed"
