@@ -137,6 +137,21 @@ def test_the_audit_counts_the_decisions_without_content(
     assert "renewal" not in str(extracted[0]).lower()
 
 
+def test_a_statement_whose_memory_is_above_the_readers_clearance_shows_no_text(
+    api: Any, example_report: dict[str, Any]
+) -> None:
+    # Given an agent cleared for internal records only (the held discount is confidential)
+    internal = api.token(TENANT, "copilot-2", ["agent"], clearance="internal")
+    # When it reads the report
+    report = api.get("/v1/sessions/sess-example/extraction", token=internal).body
+    # Then the discount's statement is there, decided, without its text or memory
+    held = [s for s in report["statements"] if s["decision"] == "pending_approval"]
+    assert len(held) == 1 and held[0]["withheld"] is True and "memory_id" not in held[0]
+    assert "15%" not in str(report)
+    # And the confidential-cleared reader sees it
+    assert "15%" in str(example_report)
+
+
 def test_a_reviewer_reads_the_report_and_other_roles_do_not(
     api: Any, example_report: dict[str, Any], tokens: dict[str, str]
 ) -> None:

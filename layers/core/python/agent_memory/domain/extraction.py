@@ -110,6 +110,8 @@ class ReportedStatement(BaseModel):
     memory_id: str | None = None
     type: str | None = None
     slot: str | None = None
+    # The sensitivity of the memory written (or met) for it: a reader below it sees no text.
+    sensitivity: str | None = None
 
 
 _SKIP_DECISIONS = {

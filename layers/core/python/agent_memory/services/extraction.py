@@ -371,6 +371,7 @@ def extraction_report(
             reason,
             cand.confidence,
             memory_id=memory.id if memory is not None else None,
+            sensitivity=written.memory.sensitivity.value if written.memory is not None else None,
             **kind,
         )
     for skip in result.skipped:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from agent_memory.api.models.common import ResponseModel, omitted_when_absent
+from agent_memory.api.models.common import ResponseModel, omitted_unless_true, omitted_when_absent
 from agent_memory.services.sessions import CloseSessionRequest as CloseSessionRequest
 
 CLOSE_SESSION_EXAMPLE = {
@@ -91,6 +91,7 @@ class ExtractedStatement(ResponseModel):
     memory_id: str | None = omitted_when_absent("the memory written, or the one a claim confirmed or flagged")
     type: str | None = omitted_when_absent("the memory type proposed")
     slot: str | None = omitted_when_absent("the slot proposed")
+    withheld: bool = omitted_unless_true("its memory is above the caller's clearance: no text, no memory id")
 
 
 class ExtractionReport(ResponseModel):
