@@ -63,6 +63,12 @@ def test_a_question_written_as_a_note_is_not_stored_and_says_why(api: Any, agent
     assert r.body["explanation"] == "not stored: it is a question, not a statement to remember."
     listed = api.get("/v1/subjects/ACC-3/memories", token=agent).body["memories"]
     assert listed == []
+    # And the refusal is audited with its reason, never the note's text
+    auditor = api.token("notes", "aud", ["auditor"])
+    events = api.get("/v1/audit?subject_id=ACC-3", token=auditor).body["events"]
+    refused = [e for e in events if e["event_type"] == "memory_rejected"]
+    assert [e["reason"] for e in refused] == ["question_not_a_fact"]
+    assert "renewal" not in str(refused)
 
 
 def test_a_typed_write_still_names_what_it_lacks(api: Any, agent: str) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_memory.domain.enums import Authority, Decision, FactCategory, MemoryType, Role
+from agent_memory.domain.enums import Authority, Decision, EventType, FactCategory, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest
 from agent_memory.domain.explanations import explain
 from agent_memory.domain.extraction import (
@@ -37,6 +37,7 @@ from agent_memory.domain.ids import ID_MAX_LENGTH, ID_RULE, SubjectId, valid_id
 from agent_memory.domain.records import MAX_CONTENT_CHARS, MemoryWrite, Principal, Source, WriteResult, utcnow
 from agent_memory.domain.statement_rules import SYSTEM_OF_RECORD_CLAIM, apply_statement_rules
 from agent_memory.ports.extractor import ExtractionFailed, Extractor
+from agent_memory.ports.store import NewEvent
 from agent_memory.ports.system_of_record import SystemOfRecord
 from agent_memory.services.authorization import require_mutation, require_source_assertion
 from agent_memory.services.sor_claims import LIVE_VALUE_UNAVAILABLE, judge_claims, record_claims
@@ -162,22 +163,40 @@ class NoteService:
         anything else is refused with the extractor's reason."""
         claim = next((s for s in skipped if s.reason == SYSTEM_OF_RECORD_CLAIM and s.field), None)
         reasons = [skipped[0].reason if skipped else "not_memorable"]
+        verdicts = None
         if claim is not None and claim.field is not None:
             reasons = [LIVE_VALUE_UNAVAILABLE, f"field:{claim.field}"]
             if self.system_of_record is not None:
                 verdicts = judge_claims(
                     self.system_of_record, principal.tenant_id, note.subject_id, [(note.content, claim.field)]
                 )
-                with self.gateway.store.tenant(principal.tenant_id) as s:
-                    record_claims(
-                        s,
-                        principal.sub,
-                        note.subject_id,
-                        [(claim.field, verdicts.outcomes[0])],
-                        slot_of_field,
-                        verdicts.read_at,
-                    )
                 reasons = [verdicts.outcomes[0], f"field:{claim.field}"]
+        with self.gateway.store.tenant(principal.tenant_id) as s:
+            if claim is not None and claim.field is not None and verdicts is not None:
+                record_claims(
+                    s,
+                    principal.sub,
+                    note.subject_id,
+                    [(claim.field, verdicts.outcomes[0])],
+                    slot_of_field,
+                    verdicts.read_at,
+                )
+            # The refusal is audited like a gateway rejection: the reason, never the note's text.
+            s.append_events(
+                [
+                    NewEvent(
+                        EventType.REJECTED.value,
+                        principal.sub,
+                        None,
+                        note.subject_id,
+                        reasons[0],
+                        {
+                            "content_only_note": True,
+                            **({"session_id": note.session_id} if note.session_id else {}),
+                        },
+                    )
+                ]
+            )
         result = WriteResult(decision=Decision.REJECTED, reasons=reasons, memory=None)
         return NoteDecision(result, explain(Decision.REJECTED, reasons), {})
 
