@@ -6,7 +6,8 @@ same form and speaker rules apply (domain/statement_rules.py): an agent's own "I
 commitment; anything else is read as a statement about the subject (who signs, where they are
 hosted, what they prefer, what happened). It is admitted as an agent-reported memory: source kind
 `customer_claim` (the unverified rank an agent may assert, never `customer_confirmed` or
-`system_of_record`), system `agent_note`, written by the token's subject, and it expires within
+`system_of_record`; a token whose roles may assert only inferences writes `agent_inference`),
+system `agent_note`, written by the token's subject, and it expires within
 180 days like every unverified note (seed 000). It is shown in the context's unverified section,
 so it never outranks what the customer confirmed or the system of record says. A commercial term
 is held for a reviewer; a value the system of record owns is checked against it, not stored.
@@ -23,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.enums import Authority, Decision, EventType, FactCategory, MemoryType, Role
-from agent_memory.domain.errors import InvalidRequest
+from agent_memory.domain.errors import InvalidRequest, UnauthorizedMutation
 from agent_memory.domain.explanations import explain
 from agent_memory.domain.extraction import (
     CandidateMemory,
@@ -89,7 +90,7 @@ class NoteService:
     def write(self, principal: Principal, note: ContentOnlyNote) -> NoteDecision:
         """Classify the note, then admit it through the gateway (or say why it is not stored)."""
         require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="write memories")
-        require_source_assertion(principal, AGENT_NOTE_SOURCE)
+        source_kind = note_source_kind(principal)
         if not note.content.strip():
             raise InvalidRequest("content must not be blank", field="content")
         if note.session_id is not None and not valid_id(note.session_id):
@@ -105,7 +106,7 @@ class NoteService:
         chosen = commitment or _choose(read.candidates) or _unplaced(read.skipped, note.content, extractor)
         if chosen is None:
             return self._not_stored(principal, note, read.skipped, slot_of_field)
-        write = self._write(note, chosen, policy.ttl_for(chosen.type))
+        write = self._write(note, chosen, policy.ttl_for(chosen.type), source_kind)
         result = self.gateway.write(principal, write)
         return NoteDecision(
             result,
@@ -129,7 +130,9 @@ class NoteService:
             raise InvalidRequest(f"content could not be classified: {exc}", field="content") from exc
         return apply_statement_rules(result, transcript, slot_of_field)
 
-    def _write(self, note: ContentOnlyNote, chosen: CandidateMemory, type_ttl: int | None) -> MemoryWrite:
+    def _write(
+        self, note: ContentOnlyNote, chosen: CandidateMemory, type_ttl: int | None, source_kind: Authority
+    ) -> MemoryWrite:
         now = utcnow()
         cap = timedelta(days=UNVERIFIED_NOTE_MAX_DAYS)
         expires_at = now + cap if type_ttl is None or timedelta(days=type_ttl) > cap else None
@@ -140,7 +143,7 @@ class NoteService:
             slot=chosen.slot,
             content=note.content,
             value=chosen.value,
-            source=Source(kind=AGENT_NOTE_SOURCE, system=AGENT_NOTE_SYSTEM, reference=note.session_id),
+            source=Source(kind=source_kind, system=AGENT_NOTE_SYSTEM, reference=note.session_id),
             session_id=note.session_id,
             effective_at=now,
             expires_at=expires_at,
@@ -199,6 +202,20 @@ class NoteService:
             )
         result = WriteResult(decision=Decision.REJECTED, reasons=reasons, memory=None)
         return NoteDecision(result, explain(Decision.REJECTED, reasons), {})
+
+
+def note_source_kind(principal: Principal) -> Authority:
+    """The source kind of the token's notes: the unverified rank (customer_claim) when its roles
+    may assert it, else an inference (which admission quarantines unless it is a commitment or an
+    episode); a token that may assert neither is refused (403), before anything is classified."""
+    for kind in (AGENT_NOTE_SOURCE, Authority.AGENT_INFERENCE):
+        try:
+            require_source_assertion(principal, kind)
+        except UnauthorizedMutation:
+            continue
+        return kind
+    require_source_assertion(principal, AGENT_NOTE_SOURCE)  # raises, naming the kind
+    raise AssertionError("unreachable")
 
 
 def _choose(candidates: list[CandidateMemory]) -> CandidateMemory | None:
