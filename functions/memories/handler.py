@@ -3,34 +3,50 @@
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.api.http import create_app, current_principal, json_response
 from agent_memory.api.models.memories import (
     CloseCommitment,
     CommitmentClosed,
+    ContentOnlyNote,
     ForgetReply,
     ForgetRequest,
     MemoryDetail,
     MemoryPage,
-    MemoryWrite,
+    MemoryWriteBody,
     RevalidatedMemory,
     WriteMemoryResponse,
 )
 from agent_memory.bootstrap import get_container
 from agent_memory.domain.enums import MemoryType, Status
 from agent_memory.domain.errors import InvalidRequest
+from agent_memory.domain.explanations import explain
 from agent_memory.observability import logger, metrics, tracer
 
 app = create_app()
 
 
-@app.post("/v1/memories", summary="Propose a memory through the write gateway")
-def write_memory(body: MemoryWrite) -> Response[WriteMemoryResponse]:
-    result = get_container().gateway.write(current_principal(app), body)
+@app.post(
+    "/v1/memories",
+    summary="Propose a memory through the write gateway, typed, or only a subject and content for the "
+    "service to classify (an agent-reported note)",
+)
+def write_memory(body: Annotated[MemoryWriteBody, Body()]) -> Response[WriteMemoryResponse]:
+    principal = current_principal(app)
+    if isinstance(body, ContentOnlyNote):
+        note = get_container().notes.write(principal, body)
+        result = note.result
+        view = {**result.public_view(), "explanation": note.explanation, "classified_as": note.classified_as}
+    else:
+        result = get_container().gateway.write(principal, body)
+        view = {
+            **result.public_view(),
+            "explanation": explain(result.decision, result.reasons, slot=body.slot),
+        }
     metrics.add_metric(name=f"decision_{result.decision.value}", unit="Count", value=1)
-    reply = WriteMemoryResponse.model_validate(result.public_view())
+    reply = WriteMemoryResponse.model_validate(view)
     return json_response(200 if result.replayed else 201, reply)
 
 

@@ -61,6 +61,9 @@ def test_the_support_copilot_remembers_across_sessions_and_holds_the_discount(ap
     assert any(
         r["category"] == "CONTRACT_COMMERCIAL" and "15%" in r["content"] for r in listed["pending_approval"]
     )
+    # And the review queue holds only that real commercial item: not the customer's question about
+    # the quote, nor the agent's "I can't confirm a discount myself"
+    assert len(listed["pending_approval"]) == 1, [r["content"] for r in listed["pending_approval"]]
     # And recall does not serve the held discount
     recalled = api.post("/v1/retrieve", {"subject_id": SUBJECT, "query": "renewal discount"}, token=token)
     assert "15%" not in recalled.body["context"]

@@ -145,6 +145,8 @@ def requests_for_every_route(world) -> dict[tuple[str, str], list[tuple[str, obj
             ("/v1/sessions/S-CLR-NONE/working/question", None)
         ],
         ("GET", "/v1/sessions/{session_id}"): [("/v1/sessions/S-CLR-NONE", None)],
+        # what the report shows of a statement whose memory is above clearance: test_extraction_report_api
+        ("GET", "/v1/sessions/{session_id}/extraction"): [("/v1/sessions/S-CLR-NONE/extraction", None)],
         (
             "POST",
             "/v1/subjects/{subject_id}/erasure",

@@ -80,7 +80,17 @@ def test_erasure_empties_every_layer_verifies_and_stays_erased(api, t, container
     receipt = done["receipt"]
     assert receipt["records"] == 6 and receipt["objects"] == 1
     assert receipt["verification"] == {
-        k: 0 for k in ("records", "embeddings", "fulltext", "derived", "cache", "objects", "working")
+        k: 0
+        for k in (
+            "records",
+            "embeddings",
+            "fulltext",
+            "derived",
+            "cache",
+            "objects",
+            "working",
+            "extraction_reports",
+        )
     }
     assert "content" not in str(receipt) and "mortgage" not in str(receipt)
     left = layers_of(container, "era", "CUST-ERASE")

@@ -26,6 +26,7 @@ from agent_memory.services.export import ExportService
 from agent_memory.services.extraction import ExtractionWorker
 from agent_memory.services.forget import ForgetService
 from agent_memory.services.lifecycle import LifecycleService
+from agent_memory.services.notes import NoteService
 from agent_memory.services.outbox import OutboxRelay
 from agent_memory.services.policies import PolicyAdmin, PolicyRegistry
 from agent_memory.services.reads import ReadService
@@ -61,6 +62,7 @@ class Container:
     forget: ForgetService
     export: ExportService
     working: WorkingMemoryService
+    notes: NoteService
 
     on_close: list[Callable[[], None]] = field(default_factory=list)
 
@@ -236,6 +238,14 @@ def build_services(
     queue, objects = build_messaging(settings)
     gateway = WriteGateway(store, embedder, policies)
     outbox = build_outbox(settings, store, queue)
+    extraction = ExtractionWorker(
+        store,
+        objects,
+        extractor or (lambda: build_extractor(settings, embedder)),
+        gateway,
+        max_receive_count=settings.max_receive_count,
+        system_of_record=sor,
+    )
     container = Container(
         settings=settings,
         db=db,
@@ -254,18 +264,14 @@ def build_services(
         objects=objects,
         outbox=outbox,
         sessions=SessionService(store, outbox, objects),
-        extraction=ExtractionWorker(
-            store,
-            objects,
-            extractor or (lambda: build_extractor(settings, embedder)),
-            gateway,
-            max_receive_count=settings.max_receive_count,
-        ),
+        extraction=extraction,
         erasure=ErasureService(store, objects, invalidate_caches=_sor_cache_invalidator(sor)),
         lifecycle=build_lifecycle(settings, store, policies, objects, embedder, sor),
         working=WorkingMemoryService(store, policies),
         forget=ForgetService(store),
         export=ExportService(store, policies),
+        # Notes are read by the session extractor itself (built once, on first use by either).
+        notes=NoteService(gateway, lambda: extraction.extractor, sor),
     )
     _connect_services(container)
     return container

@@ -72,6 +72,9 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             Route("DELETE", "/v1/memories/{memory_id}"),
             Route("GET", "/v1/subjects/{subject_id}/memories"),
         ),
+        # A content-only note is classified by the learned extractor (the embedder it shares, and
+        # its head): the extract function's memory size.
+        memory_mb=1024,
         permissions=("database", "openai_secret"),
     ),
     FunctionSpec(
@@ -125,6 +128,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         routes=(
             Route("POST", "/v1/sessions/{session_id}/close"),
             Route("GET", "/v1/sessions/{session_id}"),
+            Route("GET", "/v1/sessions/{session_id}/extraction"),
         ),
         permissions=("database", "extraction_queue_send", "transcripts_bucket"),
     ),

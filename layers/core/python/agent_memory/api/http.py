@@ -20,7 +20,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import ValidationError
 
 from agent_memory.api.identity import principal_from_authorizer
-from agent_memory.api.models.common import ErrorBody, ErrorDetail
+from agent_memory.api.models.common import BODY_VARIANT_TAGS, ErrorBody, ErrorDetail
 from agent_memory.domain.enums import EventType
 from agent_memory.domain.errors import (
     DomainError,
@@ -223,6 +223,8 @@ def _first_validation_error(exc: RequestValidationError) -> tuple[str | None, st
     raw_loc = list(first.get("loc", ()))
     part = raw_loc[0] if raw_loc and raw_loc[0] in ("body", "query", "path") else None
     if part is not None:
+        raw_loc = raw_loc[1:]
+    if part == "body" and raw_loc and raw_loc[0] in BODY_VARIANT_TAGS:
         raw_loc = raw_loc[1:]
     # a body missing as a whole (or not an object) names the body itself
     field = ".".join(str(p) for p in raw_loc) or ("body" if part == "body" else None)

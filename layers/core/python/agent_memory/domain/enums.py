@@ -141,6 +141,7 @@ class EventType(StrEnum):
     REVALIDATION_DUE = "memory_revalidation_due"
     REVALIDATED = "memory_revalidated"
     SUBJECT_EXPORTED = "subject_exported"
+    SESSION_EXTRACTED = "session_extracted"  # the decisions of one session's extraction, counted
 
 
 class Flag(StrEnum):

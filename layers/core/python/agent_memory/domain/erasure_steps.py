@@ -46,14 +46,19 @@ ERASURE_STEPS: tuple[ErasureStep, ...] = (
     ErasureStep("purge_index", "drop embeddings and full-text entries", STEP_RETRY),
     ErasureStep(
         "purge_derived",
-        "delete records and derived summaries found by subject or lineage, and the subject's working memory",
+        "delete records and derived summaries found by subject or lineage, the subject's working memory "
+        "and its sessions' extraction reports",
         STEP_RETRY,
     ),
     ErasureStep("purge_objects", "delete stored transcripts from the object store", STEP_RETRY),
     ErasureStep(
         "invalidate_caches", "drop cached system-of-record values and idempotency replies", STEP_RETRY
     ),
-    ErasureStep("verify", "query every layer (working memory included); each must report zero", VERIFY_RETRY),
+    ErasureStep(
+        "verify",
+        "query every layer (working memory and extraction reports included); each must report zero",
+        VERIFY_RETRY,
+    ),
     ErasureStep(
         "receipt", "write the receipt (identifiers and counts only) and erasure_verified", STEP_RETRY
     ),

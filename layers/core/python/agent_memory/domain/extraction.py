@@ -73,6 +73,8 @@ class SkippedStatement(BaseModel):
 
     span: SourceSpan
     reason: str
+    score: float | None = None  # the model's confidence in its label, when a model read it
+    field: str | None = None  # the system-of-record field a claim names (statement_rules.py)
 
 
 class ExtractionResult(BaseModel):
@@ -80,3 +82,46 @@ class ExtractionResult(BaseModel):
     skipped: list[SkippedStatement] = Field(default_factory=list)
     summary: CandidateMemory | None = None  # the session's episode summary
     flags: list[str] = Field(default_factory=list)
+
+
+class StatementDecision(StrEnum):
+    """What became of one statement of a session (the extraction report)."""
+
+    ADMITTED = "admitted"
+    PENDING_APPROVAL = "pending_approval"
+    QUARANTINED = "quarantined"
+    NOT_STORED = "not_stored"
+    SUPERSEDED = "superseded"
+    DUPLICATE = "duplicate"
+
+
+class ReportedStatement(BaseModel):
+    """One statement of a session as the extraction report shows it: its masked text, what was
+    decided, why (a reason code), the model's score, and the memory written when one was."""
+
+    turn: int
+    start: int
+    end: int
+    speaker: Speaker
+    text: str
+    decision: StatementDecision
+    reason: str
+    score: float | None = None
+    memory_id: str | None = None
+    type: str | None = None
+    slot: str | None = None
+    # The sensitivity of the memory written (or met) for it: a reader below it sees no text.
+    sensitivity: str | None = None
+
+
+_SKIP_DECISIONS = {
+    "superseded_in_session": StatementDecision.SUPERSEDED,
+    "duplicate_statement": StatementDecision.DUPLICATE,
+    "duplicate_confirmation": StatementDecision.DUPLICATE,
+    "duplicate_tool_output": StatementDecision.DUPLICATE,
+}
+
+
+def skipped_decision(reason: str) -> StatementDecision:
+    """A statement no candidate came of: superseded within the session, a duplicate, or not stored."""
+    return _SKIP_DECISIONS.get(reason, StatementDecision.NOT_STORED)

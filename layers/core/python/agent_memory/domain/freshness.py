@@ -22,13 +22,20 @@ def contradicts(record: RetrievedMemory, field_name: str, live_value: Any) -> bo
     as stale: the system of record owns the slot. A text that names the live value among others
     ("from Enterprise to Basic") still passes; the live value is pinned above it either way."""
     asserted = record.value.get(field_name, record.value.get("value"))
-    target = _normal(live_value)
     if asserted is not None:
-        return _normal(asserted) != target
-    text = " ".join(record.content.casefold().split())
+        return _normal(asserted) != _normal(live_value)
+    return not names_value(record.content, live_value)
+
+
+def names_value(text: str, live_value: Any) -> bool:
+    """Does the text name the live value as a whole word or number? ("120 seats" does not name 12;
+    a date or a time of day is not a count.) Also how a statement about a slot the system of record
+    owns is checked against it at extraction (domain/statement_rules.py)."""
+    target = _normal(live_value)
+    text = " ".join(text.casefold().split())
     if isinstance(target, Decimal):  # a date or a time of day is not a count: "2026-03-12" names no 12
-        return all(_normal(n) != target for n in _NUMBER.findall(_DATE_OR_TIME.sub(" ", text)))
-    return re.search(r"(?<!\w)" + re.escape(str(target)) + r"(?!\w)", text) is None
+        return any(_normal(n) == target for n in _NUMBER.findall(_DATE_OR_TIME.sub(" ", text)))
+    return re.search(r"(?<!\w)" + re.escape(str(target)) + r"(?!\w)", text) is not None
 
 
 _NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,_]\d)")

@@ -27,7 +27,16 @@ from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.sessions import subject_prefix
 
-VERIFIED_LAYERS = ("records", "embeddings", "fulltext", "derived", "cache", "objects", "working")
+VERIFIED_LAYERS = (
+    "records",
+    "embeddings",
+    "fulltext",
+    "derived",
+    "cache",
+    "objects",
+    "working",
+    "extraction_reports",
+)
 
 
 class ErasureRequest(BaseModel):

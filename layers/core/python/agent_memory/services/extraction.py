@@ -21,14 +21,31 @@ from pydantic import ValidationError
 
 from agent_memory.domain.enums import Decision, EventType, Role
 from agent_memory.domain.errors import Unavailable
-from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, CandidateMemory, ExtractionResult, Transcript
+from agent_memory.domain.extraction import (
+    MAX_TRANSCRIPT_BYTES,
+    CandidateMemory,
+    ExtractionResult,
+    ReportedStatement,
+    SkippedStatement,
+    StatementDecision,
+    Transcript,
+    skipped_decision,
+)
 from agent_memory.domain.hashing import text_hash
-from agent_memory.domain.records import MemoryWrite, Principal, Source
+from agent_memory.domain.records import MemoryWrite, Principal, Source, SourceSpan, WriteResult
+from agent_memory.domain.statement_rules import SYSTEM_OF_RECORD_CLAIM, apply_statement_rules, statement_text
 from agent_memory.observability import logger
 from agent_memory.ports.extractor import ExtractionFailed, Extractor
 from agent_memory.ports.messaging import ObjectMissing, ObjectStore, ObjectTooLarge
 from agent_memory.ports.rows import SessionRow
 from agent_memory.ports.store import MemoryStore, NewEvent
+from agent_memory.ports.system_of_record import SystemOfRecord
+from agent_memory.services.sor_claims import (
+    LIVE_VALUE_UNAVAILABLE,
+    ClaimVerdicts,
+    judge_claims,
+    record_claims,
+)
 from agent_memory.services.write_gateway import WriteGateway
 
 _OUTCOME_KEYS = (
@@ -65,7 +82,9 @@ class ExtractionWorker:
         gateway: WriteGateway,
         *,
         max_receive_count: int,
+        system_of_record: SystemOfRecord | None = None,
     ) -> None:
+        self.system_of_record = system_of_record
         self.store = store
         self.objects = objects
         self._extractor = extractor
@@ -133,10 +152,17 @@ class ExtractionWorker:
             result = self.extractor.extract(transcript)
         except ExtractionFailed as exc:
             raise PermanentFailure(f"extractor output rejected: {exc}") from exc
+        policy = self.gateway.policies.for_tenant(tenant_id)
+        slot_of_field = {f: slot for slot, f in policy.sor_slot_fields.items()}
+        # The form and speaker rules, whatever the extractor: questions, agents' sentences, and
+        # statements about what the system of record owns (checked against its live value below).
+        result = apply_statement_rules(result, transcript, slot_of_field)
+        claims = [s for s in result.skipped if s.reason == SYSTEM_OF_RECORD_CLAIM and s.field]
+        verdicts = self._judge_claims(tenant_id, transcript, claims)
         principal = Principal(
             sub=f"extractor:{self.extractor.name}", tenant_id=tenant_id, roles=frozenset({Role.AGENT})
         )
-        counts, memory_ids, invalid = self._admit(principal, transcript, row, result)
+        counts, memory_ids, invalid, written = self._admit(principal, transcript, row, result)
         if invalid:  # field names only: never the candidate's text
             logger.warning(
                 "candidates refused", extra={"session_id": session_id, "fields": [f for _, f in invalid]}
@@ -149,6 +175,21 @@ class ExtractionWorker:
             current = s.get_session(session_id, for_update=True)
             if current is not None and current["status"] == "processed":
                 return {"status": "processed", "skipped": True}
+            claim_ids = record_claims(
+                s,
+                principal.sub,
+                transcript.subject_id,
+                [(c.field or "", o) for c, o in zip(claims, verdicts.outcomes, strict=True)],
+                slot_of_field,
+                verdicts.read_at,
+            )
+            report = extraction_report(
+                transcript,
+                result,
+                written,
+                dict(invalid),
+                dict(zip(map(id, claims), zip(verdicts.outcomes, claim_ids, strict=True), strict=True)),
+            )
             # A refused candidate has no record to carry a rejection event: the audit trail gets
             # one anyway, with where it came from and the field that refused it (never its text).
             s.append_events(
@@ -163,6 +204,10 @@ class ExtractionWorker:
                     )
                     for index, field in invalid
                 ]
+                + [report_event(principal.sub, transcript, report)]
+            )
+            s.save_extraction_report(
+                session_id, transcript.subject_id, [r.model_dump(mode="json") for r in report]
             )
             s.update_session(
                 session_id,
@@ -173,6 +218,14 @@ class ExtractionWorker:
             )
         logger.info("session processed", extra={"session_id": session_id, **outcome})
         return {"status": "processed", **outcome}
+
+    def _judge_claims(
+        self, tenant_id: str, transcript: Transcript, claims: list[SkippedStatement]
+    ) -> ClaimVerdicts:
+        pairs = [(statement_text(transcript, c.span), c.field or "") for c in claims]
+        if self.system_of_record is None:
+            return ClaimVerdicts([LIVE_VALUE_UNAVAILABLE] * len(pairs), None)
+        return judge_claims(self.system_of_record, tenant_id, transcript.subject_id, pairs)
 
     def _transcript(self, row: SessionRow) -> Transcript:
         """The session's stored transcript; missing, too large or malformed is a permanent failure."""
@@ -194,15 +247,19 @@ class ExtractionWorker:
 
     def _admit(
         self, principal: Principal, transcript: Transcript, row: SessionRow, result: ExtractionResult
-    ) -> tuple[Counter[str], list[str], list[tuple[int, str]]]:
+    ) -> tuple[
+        Counter[str], list[str], list[tuple[int, str]], dict[int, tuple[CandidateMemory, WriteResult]]
+    ]:
         """Every candidate through the gateway in one batch: the decisions counted, the ids of the
-        records written, and (candidate index, field) for each candidate refused."""
+        records written, (candidate index, field) for each candidate refused, and each written
+        candidate's decision by its index."""
         counts: Counter[str] = Counter()
         memory_ids: list[str] = []
         candidates = list(result.candidates) + ([result.summary] if result.summary else [])
         writes: list[MemoryWrite] = []
         written: list[int] = []  # the candidate index of each write
         invalid: list[tuple[int, str]] = []  # (candidate index, the field that refused it)
+        decided: dict[int, tuple[CandidateMemory, WriteResult]] = {}
         for index, cand in enumerate(candidates):
             try:
                 writes.append(self._to_write(transcript, row, cand, index))
@@ -218,11 +275,12 @@ class ExtractionWorker:
             if decision.refused is not None:
                 invalid.append((index, _field_name(decision.refused)))
                 continue
+            decided[index] = (candidates[index], decision)
             counts[decision.decision.value] += 1
             if decision.memory is not None and decision.decision is not Decision.REJECTED:
                 memory_ids.append(decision.memory.id)
         invalid.sort()
-        return counts, memory_ids, invalid
+        return counts, memory_ids, invalid, decided
 
     @staticmethod
     def _to_write(
@@ -251,6 +309,96 @@ class ExtractionWorker:
             actor=cand.speaker.value,
             flags=["untrusted_instruction"] if "untrusted_instruction" in cand.flags else [],
         )
+
+
+_GATEWAY_DECISIONS = {
+    Decision.ADMITTED: StatementDecision.ADMITTED,
+    Decision.PENDING_APPROVAL: StatementDecision.PENDING_APPROVAL,
+    Decision.CONTESTED: StatementDecision.PENDING_APPROVAL,  # held for a reviewer beside the record
+    Decision.QUARANTINED: StatementDecision.QUARANTINED,
+    Decision.REJECTED: StatementDecision.NOT_STORED,
+    Decision.DUPLICATE: StatementDecision.DUPLICATE,
+}
+
+
+def extraction_report(
+    transcript: Transcript,
+    result: ExtractionResult,
+    decided: Mapping[int, tuple[CandidateMemory, WriteResult]],
+    invalid: Mapping[int, str],
+    claims: Mapping[int, tuple[str, str | None]],
+) -> list[ReportedStatement]:
+    """Every statement of the session with what became of it, in transcript order (the episode
+    summary is not a statement: it is reported by the session's outcome)."""
+    statements: list[ReportedStatement] = []
+
+    def add(
+        span: SourceSpan, decision: StatementDecision, reason: str, score: float | None, **extra: Any
+    ) -> None:
+        statements.append(
+            ReportedStatement(
+                turn=span.turn,
+                start=span.start,
+                end=span.end,
+                speaker=transcript.turns[span.turn].speaker,
+                text=statement_text(transcript, span),
+                decision=decision,
+                reason=reason,
+                score=None if score is None else round(score, 4),
+                **extra,
+            )
+        )
+
+    for index, cand in enumerate(result.candidates):
+        kind = {"type": cand.type.value, "slot": cand.slot}
+        if index in invalid:
+            add(
+                cand.span,
+                StatementDecision.NOT_STORED,
+                f"malformed_candidate:{invalid[index]}",
+                cand.confidence,
+                **kind,
+            )
+            continue
+        if index not in decided:
+            continue
+        _, written = decided[index]
+        memory = written.memory if written.decision is not Decision.REJECTED else None
+        reason = written.reasons[0] if written.reasons else f"stored_as_{cand.type.value}"
+        add(
+            cand.span,
+            _GATEWAY_DECISIONS[written.decision],
+            reason,
+            cand.confidence,
+            memory_id=memory.id if memory is not None else None,
+            sensitivity=written.memory.sensitivity.value if written.memory is not None else None,
+            **kind,
+        )
+    for skip in result.skipped:
+        if id(skip) in claims:
+            outcome, record_id = claims[id(skip)]
+            add(skip.span, StatementDecision.NOT_STORED, outcome, skip.score, memory_id=record_id)
+        else:
+            add(skip.span, skipped_decision(skip.reason), skip.reason, skip.score)
+    statements.sort(key=lambda r: (r.turn, r.start))
+    return statements
+
+
+def report_event(actor: str, transcript: Transcript, report: list[ReportedStatement]) -> NewEvent:
+    """The audit's view of one extraction: decisions counted, never a statement."""
+    counts = Counter(r.decision.value for r in report)
+    return NewEvent(
+        EventType.SESSION_EXTRACTED.value,
+        actor,
+        None,
+        transcript.subject_id,
+        "session_extracted",
+        {
+            "session_id": transcript.session_id,
+            "statements": len(report),
+            "decisions": dict(sorted(counts.items())),
+        },
+    )
 
 
 def _field_name(field: str) -> str:

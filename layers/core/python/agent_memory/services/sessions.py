@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.admission import MAX_FUTURE_EFFECTIVE
-from agent_memory.domain.enums import Role
+from agent_memory.domain.enums import Role, Sensitivity
 from agent_memory.domain.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge, Unavailable
 from agent_memory.domain.extraction import MAX_TRANSCRIPT_BYTES, MAX_TURNS, Turn
 from agent_memory.domain.hashing import request_fingerprint
@@ -27,7 +27,7 @@ from agent_memory.domain.sanitize import MaskedText, mask_identifiers
 from agent_memory.observability import logger
 from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.store import MemoryStore
-from agent_memory.services.authorization import require_mutation, require_read
+from agent_memory.services.authorization import cleared_for, require_mutation, require_read
 from agent_memory.services.outbox import EXTRACT, OutboxRelay, extraction_key, extraction_message
 from agent_memory.services.working import owned_by, working_cleared_events
 
@@ -153,6 +153,36 @@ class SessionService:
         if row["failure_reason"]:
             view["reason"] = row["failure_reason"]
         return view
+
+    def extraction(self, principal: Principal, session_id: str) -> dict[str, Any]:
+        """Every statement of a processed session with its decision, reason and score (an agent for
+        the subjects its token may see, row-level security deciding; a reviewer)."""
+        require_read(principal, Role.AGENT, Role.REVIEWER)
+        with self.store.tenant(principal.tenant_id) as s:
+            row = s.get_session(session_id)
+            statements = s.extraction_report(session_id) if row is not None else None
+        if row is None:
+            raise NotFound(f"session {session_id} not found")
+        return {
+            "session_id": session_id,
+            "subject_id": row["subject_id"],
+            "status": row["status"],
+            "available": statements is not None,
+            "statements": [_cleared_statement(principal, st) for st in statements or []],
+        }
+
+
+WITHHELD_TEXT = "[withheld: above your clearance]"
+
+
+def _cleared_statement(principal: Principal, statement: dict[str, Any]) -> dict[str, Any]:
+    """A statement as the caller may see it: one whose memory is above the caller's clearance
+    shows neither its text nor the memory (the clearance rule of every route)."""
+    sensitivity = statement.get("sensitivity")
+    shown = {k: v for k, v in statement.items() if k != "sensitivity"}
+    if sensitivity is not None and not cleared_for(principal, Sensitivity(sensitivity)):
+        shown.update(text=WITHHELD_TEXT, memory_id=None, withheld=True)
+    return shown
 
 
 def _check_occurred_at(request: CloseSessionRequest) -> None:

@@ -298,7 +298,10 @@ class LearnedExtractor(RulesExtractor):
                 if commercial >= self.commercial_floor and not label.startswith("fact|contract."):
                     # Holding a statement for approval is the safe side: a lower bar than admitting.
                     label, confidence = contract_label, commercial
-                decided.append(self._decide(s, label, confidence, session))
+                item = self._decide(s, label, confidence, session)
+                if isinstance(item, _Skip) and item.score is None:
+                    item.score = confidence  # the extraction report shows why, and how sure
+                decided.append(item)
         return self._result(transcript, decided)
 
     # ------------------------------------------------------------------ decisions

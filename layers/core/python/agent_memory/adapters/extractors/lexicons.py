@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import re
 
+# Plan tier, seats and hedges are the domain's (statements the system of record owns are checked
+# against it after every extractor): the rules read the same patterns.
+from agent_memory.domain.statement_rules import HEDGE_MODAL as _HEDGE_MODAL  # noqa: F401
+from agent_memory.domain.statement_rules import SOR_PLAN as _SOR_PLAN  # noqa: F401
+from agent_memory.domain.statement_rules import SOR_SEATS as _SOR_SEATS  # noqa: F401
+
 UNTRUSTED_INSTRUCTION = "untrusted_instruction"
 
 _I = re.IGNORECASE
@@ -44,13 +50,6 @@ _PAST_CONTEXT = _rx(
 )
 
 # System-of-record territory: plan tier, seat counts, ticket status / priority, balances, lookups.
-_SOR_PLAN = _rx(
-    r"\b(plan tier|on (the )?[A-Z]?\w+ (plan|tier)\b|(plan|tier|subscription)\s*:|on (business|enterprise"
-    r"|premium|"
-    r"starter|team|growth|pro|basic|standard|professional|free)\b|account is (premium|enterprise|business|"
-    r"gold|platinum|basic|standard|pro))"
-)
-_SOR_SEATS = _rx(r"\b\d[\d,]*\s+(seats|licen[cs]es)\b|\bseats?\s*:\s*\d")
 _SOR_TICKET = _rx(
     r"\bticket\b.*\b(status|still|open|closed|pending|priority|worked on)\b|\bpriority\b"
     r"|\b(escalate|bump|raise)\b.*\b(P[0-4]|urgent|priority|high)\b|\bstatus\s*:"
@@ -62,7 +61,6 @@ _BILLING_INCIDENT = _rx(
     r"|wrongly (charged|billed)|charged .* even though|refund (hasn'?t|has not|never) (arrived|come))\b"
 )
 _CORRECTION = _rx(r"^\W*(actually|no,|correction|sorry,? i meant|scratch that|on second thought|wait,)")
-_HEDGE_MODAL = _rx(r"\b(might|maybe|perhaps|possibly|probably|could)\b|(?-i:\bmay\b)")
 
 # Commercial terms (CONTRACT_COMMERCIAL).
 _MONTHS = (

@@ -151,7 +151,7 @@ class RulesExtractor(SpeakerRules):
         for item in decided:
             span = SourceSpan(turn=item.sentence.turn, start=item.sentence.start, end=item.sentence.end)
             if isinstance(item, _Skip):
-                skipped.append(SkippedStatement(span=span, reason=item.reason))
+                skipped.append(SkippedStatement(span=span, reason=item.reason, score=item.score))
             else:
                 candidates.append(self._candidate(item, span))
         candidates, dupes = self._dedupe(candidates)

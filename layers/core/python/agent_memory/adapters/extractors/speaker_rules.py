@@ -92,6 +92,7 @@ class _Proposal:
 class _Skip:
     sentence: Sentence
     reason: str
+    score: float | None = None  # the model's confidence, when a model read the statement
 
 
 @dataclass

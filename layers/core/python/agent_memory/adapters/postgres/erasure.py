@@ -157,6 +157,10 @@ class ErasureQueries:
             "DELETE FROM memory_records WHERE tenant_id = %s AND subject_id = %s RETURNING id",
             (self.tenant_id, subject_id),
         ).fetchall()
+        reports = self.conn.execute(
+            "DELETE FROM extraction_reports WHERE tenant_id = %s AND subject_id = %s RETURNING session_id",
+            (self.tenant_id, subject_id),
+        ).fetchall()
         sessions = self.conn.execute(
             "DELETE FROM sessions WHERE tenant_id = %s AND subject_id = %s RETURNING session_id",
             (self.tenant_id, subject_id),
@@ -167,7 +171,12 @@ class ErasureQueries:
             "DELETE FROM outbox WHERE tenant_id = %s AND dedupe_key = ANY(%s)",
             (self.tenant_id, [f"extract:{r['session_id']}" for r in sessions]),
         )
-        return {"records": len(own), "derived": len(derived), "sessions": len(sessions)}
+        return {
+            "records": len(own),
+            "derived": len(derived),
+            "sessions": len(sessions),
+            "extraction_reports": len(reports),
+        }
 
     def purge_subject_caches(self, subject_id: str) -> int:
         rows = self.conn.execute(
@@ -191,7 +200,9 @@ class ErasureQueries:
                  (SELECT count(*) FROM targets WHERE has_text) AS fulltext,
                  (SELECT count(*) FROM targets WHERE NOT own) AS derived,
                  (SELECT count(*) FROM idempotency_keys WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS cache,
-                 (SELECT count(*) FROM sessions WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS sessions""",
+                 (SELECT count(*) FROM sessions WHERE tenant_id = %(t)s AND subject_id = %(s)s) AS sessions,
+                 (SELECT count(*) FROM extraction_reports WHERE tenant_id = %(t)s AND subject_id = %(s)s)
+                   AS extraction_reports""",
             {"t": self.tenant_id, "s": subject_id, "ids": ids},
         ).fetchone()
         assert row is not None

@@ -221,6 +221,11 @@ class LifecycleQueries(ErasureQueries):
         return cast(list[SessionTranscript], rows)
 
     def clear_transcript_keys(self, session_ids: Sequence[str]) -> None:
+        # The extraction report quotes the transcript: it ends with it.
+        self.conn.execute(
+            "DELETE FROM extraction_reports WHERE tenant_id = %s AND session_id = ANY(%s)",
+            (self.tenant_id, list(session_ids)),
+        )
         self.conn.execute(
             "UPDATE sessions SET transcript_key = NULL WHERE tenant_id = %s AND session_id = ANY(%s)",
             (self.tenant_id, list(session_ids)),

@@ -74,6 +74,25 @@ class SessionQueries:
         ).fetchall()
         return cast(list[UnfinishedSession], rows)
 
+    # -- extraction reports -----------------------------------------------------
+    def save_extraction_report(
+        self, session_id: str, subject_id: str, statements: list[dict[str, Any]]
+    ) -> None:
+        self.conn.execute(
+            """INSERT INTO extraction_reports (tenant_id, session_id, subject_id, statements)
+               VALUES (%s, %s, %s, %s)
+               ON CONFLICT (tenant_id, session_id) DO UPDATE SET statements = EXCLUDED.statements,
+                                                              created_at = now()""",
+            (self.tenant_id, session_id, subject_id, Jsonb(statements)),
+        )
+
+    def extraction_report(self, session_id: str) -> list[dict[str, Any]] | None:
+        row = self.conn.execute(
+            "SELECT statements FROM extraction_reports WHERE tenant_id = %s AND session_id = %s",
+            (self.tenant_id, session_id),
+        ).fetchone()
+        return cast(list[dict[str, Any]], row["statements"]) if row else None
+
     # -- outbox ----------------------------------------------------------------
     def record_outbox(
         self, dedupe_key: str, kind: str, payload: dict[str, Any], *, rearm: bool = False

@@ -19,6 +19,11 @@ class ResponseModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Tags of a body that is one of several shapes (a typed memory write or a content-only note): a
+# validation error's location names the field, never the shape it was read as.
+BODY_VARIANT_TAGS = frozenset({"typed_write", "content_only_note"})
+
+
 class RequestModel(BaseModel):
     """A request body defined for the HTTP layer: an unknown field is a 422 naming it."""
 

@@ -4,9 +4,9 @@ revalidating and forgetting one."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator
 
 from agent_memory.api.models.common import (
     MEMORY_EXAMPLE,
@@ -15,12 +15,27 @@ from agent_memory.api.models.common import (
     ResponseModel,
     SourceView,
     Timestamp,
+    omitted_when_absent,
 )
 from agent_memory.domain.commitments import CommitmentOutcome
 from agent_memory.domain.enums import Authority, Decision, Status
 from agent_memory.domain.records import MemoryWrite as MemoryWrite
 from agent_memory.services.forget import ForgetReply as ForgetReply
 from agent_memory.services.forget import ForgetRequest as ForgetRequest
+from agent_memory.services.notes import ContentOnlyNote as ContentOnlyNote
+from agent_memory.services.notes import is_content_only
+
+
+def _write_shape(body: Any) -> str:
+    return "content_only_note" if is_content_only(body) else "typed_write"
+
+
+# POST /v1/memories: a typed write, or only a subject and content (and a session) for the service
+# to classify. Any other body is read as a typed write, so its errors name what that one lacks.
+MemoryWriteBody = Annotated[
+    Annotated[MemoryWrite, Tag("typed_write")] | Annotated[ContentOnlyNote, Tag("content_only_note")],
+    Discriminator(_write_shape),
+]
 
 MEMORY_WRITE_EXAMPLE = {
     "subject_id": "ACC-CORP-4812",
@@ -58,6 +73,12 @@ class WriteMemoryResponse(ResponseModel):
     reasons: list[str]
     memory: MemoryView | None = Field(description="the stored record; null when nothing is shown")
     superseded: list[str] = Field(description="ids of the versions this one superseded")
+    explanation: str | None = omitted_when_absent(
+        'when not admitted: one sentence a model can relay ("held for a reviewer: it states a discount")'
+    )
+    classified_as: dict[str, Any] | None = omitted_when_absent(
+        "a content-only note: the type, category and slot the service gave it"
+    )
 
 
 class HistoryEntry(ResponseModel):

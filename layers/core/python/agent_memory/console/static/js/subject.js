@@ -1,5 +1,6 @@
 // Screen 2, one subject (agent, reviewer): active memories by section as retrieval assembles them,
-// each slot's version history as a timeline, and what the copilot would see (/v1/retrieve).
+// each slot's version history as a timeline, what the copilot would see (/v1/retrieve), and why
+// each statement of a session was or was not kept (/v1/sessions/{id}/extraction).
 
 import { allPages, enc, get, post } from "./api.js";
 import { el, field, formatTime, replace, showError, statusRegion } from "./dom.js";
@@ -39,7 +40,7 @@ export function subjectScreen(root, { subjectId, roles, navigate }) {
 async function load(subjectId, body, roles) {
   const status = statusRegion();
   const sections = el("div", { class: "sections" });
-  replace(body, status, sections, roles.includes("agent") ? copilotPreview(subjectId) : el("p", { class: "muted" }, "The copilot preview and live system-of-record values need the agent role."));
+  replace(body, status, sections, roles.includes("agent") ? copilotPreview(subjectId) : el("p", { class: "muted" }, "The copilot preview and live system-of-record values need the agent role."), sessionExtraction());
   replace(status, "Loading…");
   let memories;
   try {
@@ -116,4 +117,29 @@ function copilotPreview(subjectId) {
     }
   });
   return el("section", { class: "preview", "aria-label": "What would the copilot see" }, el("h2", {}, "What would the copilot see"), form, status, out);
+}
+
+/** One session's extraction report: every statement (masked), its decision, reason and score. */
+function sessionExtraction() {
+  const session = el("input", { type: "text", name: "session_id", required: true, autocomplete: "off" });
+  const status = statusRegion();
+  const out = el("div", { class: "extraction-out" });
+  const form = el("form", { class: "inline", "aria-label": "Session extraction" }, field("Session id", session), el("button", { type: "submit" }, "Explain"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    replace(status, "Loading…");
+    try {
+      const r = await get(`/v1/sessions/${enc(session.value.trim())}/extraction`);
+      replace(status, r.available ? `${r.statements.length} statements (${r.status}).` : `No report: the session is ${r.status}, or its transcript's retention has ended.`);
+      replace(out, r.statements.length ? el("table", { class: "extraction", id: "extraction-report" },
+        el("thead", {}, el("tr", {}, ["Turn", "Speaker", "Statement", "Decision", "Reason", "Score"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, r.statements.map((st) => el("tr", { "data-decision": st.decision },
+          el("td", {}, String(st.turn)), el("td", {}, st.speaker), el("td", {}, st.text),
+          el("td", {}, st.decision), el("td", {}, st.reason),
+          el("td", {}, st.score === null || st.score === undefined ? "–" : Number(st.score).toFixed(2)))))) : null);
+    } catch (error) {
+      showError(status, error);
+    }
+  });
+  return el("section", { class: "extraction", "aria-label": "Why each statement was kept or not" }, el("h2", {}, "Why each statement was kept or not"), form, status, out);
 }
