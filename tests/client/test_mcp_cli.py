@@ -15,8 +15,8 @@ from agent_memory import cli
 
 @pytest.mark.e2e
 def test_memory_mcp_serves_the_tools_over_stdio(api):
-    # Given an agent's token in MEMORY_TOKEN and the local front's URL in MEMORY_URL
-    token = api.token("mcp-cli", "agent-1", ["agent"], clearance="confidential")
+    # Given an agent's token bound to one customer in MEMORY_TOKEN and the front's URL in MEMORY_URL
+    token = api.token("mcp-cli", "agent-1", ["agent"], clearance="confidential", subjects=["ACC-1"])
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "agent_memory.cli", "mcp"],
@@ -26,7 +26,7 @@ def test_memory_mcp_serves_the_tools_over_stdio(api):
     async def main():
         async with Client(params, read_timeout_seconds=60) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            recalled = await client.call_tool("recall", {"subject_id": "ACC-1", "query": "anything"})
+            recalled = await client.call_tool("recall", {"query": "anything"})
             return names, recalled
 
     # When an MCP client starts `memory mcp` and calls recall

@@ -3,12 +3,15 @@ they send it."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
 
 from agent_memory_client import models as m
 from agent_memory_client._core import Call, body_of, drop_none, prepare, with_idempotency_key
+from agent_memory_client._tooling import default_type
+from agent_memory_client.errors import InvalidRequest
 
 Body = Mapping[str, Any] | None
 
@@ -26,6 +29,39 @@ def search_resolutions(query: str, fields: Mapping[str, Any]) -> Call[m.Resoluti
 
 def write_memory(memory: m.MemoryWrite | Body, fields: Mapping[str, Any]) -> Call[m.WriteResult]:
     return prepare("write_memory", body=with_idempotency_key(body_of(m.MemoryWrite, memory, fields)))
+
+
+def remember(
+    subject_id: str, content: str, fields: Mapping[str, Any]
+) -> tuple[Call[m.WriteResult], Call[m.WriteResult] | None]:
+    """A note's write, and the typed write to send instead when the service refuses a content-only
+    body (one that predates content-only notes answers 422 naming `type` or `source`).
+
+    Without a type, slot or source the note goes as it is and the service classifies it; otherwise,
+    or as the fallback, it goes typed as the adapters always sent it: the type from the slot
+    (`preference.*` a preference, another slot a fact, none an observation) and an agent's source."""
+    # one idempotency key for both shapes: a replayed note is one memory whichever shape stored it
+    given = {k: v for k, v in fields.items() if v is not None}
+    key = given.get("idempotency_key") or f"client:{uuid.uuid4()}"
+    note = m.MemoryNote.model_validate(
+        {"subject_id": subject_id, "content": content, **given, "idempotency_key": key}
+    )
+    typed = m.MemoryWrite.model_validate(
+        {
+            **note.model_dump(exclude_none=True),
+            "type": note.type or default_type(note.slot),
+            "source": note.source or m.Source(kind="customer_claim"),
+        }
+    )
+    typed_call: Call[m.WriteResult] = prepare("write_memory", body=typed)
+    if note.type or note.slot or note.source:
+        return typed_call, None
+    return prepare("write_memory", body=note), typed_call
+
+
+def content_only_refused(error: InvalidRequest) -> bool:
+    """Whether a 422 is a service that needs a type and source (it predates content-only notes)."""
+    return (error.field or "").split(".")[0] in {"type", "source"}
 
 
 def get_memory(memory_id: str) -> Call[m.MemoryDetail]:

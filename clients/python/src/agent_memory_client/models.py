@@ -95,6 +95,22 @@ class MemoryWrite(RequestModel):
     flags: list[Literal["untrusted_instruction"]] = Field(default_factory=list)
 
 
+class MemoryNote(RequestModel):
+    """A content-only note (`POST /v1/memories` with a subject and a sentence): the service
+    classifies it and admits it under the authority the token allows. `type`, `slot`, `category`
+    and `source` are hints an adapter may add; a model never chooses the subject or the source."""
+
+    subject_id: str
+    content: str
+    session_id: str | None = None
+    ticket_id: str | None = None
+    type: MemoryType | None = None
+    slot: str | None = None
+    category: str | None = None
+    source: Source | None = None
+    idempotency_key: str | None = None
+
+
 class RetrieveRequest(RequestModel):
     subject_id: str
     query: str = ""
@@ -252,6 +268,7 @@ class WriteResult(ResponseModel):
     reasons: list[str] = Field(default_factory=list)
     memory: MemoryRecord | None = None
     superseded: list[str] = Field(default_factory=list)
+    explanation: str | None = None  # when not admitted: one sentence a model can relay
 
 
 class RetrievedMemory(ResponseModel):
@@ -297,6 +314,7 @@ class RetrieveResult(ResponseModel):
     memories: list[RetrievedMemory] = Field(default_factory=list)
     live: list[LiveValue] = Field(default_factory=list)
     excluded: dict[str, int] = Field(default_factory=dict)
+    relevance_floor: float | None = None  # the similarity a memory needs to count as relevant
     tokens: int
     max_tokens: int
     working: list[WorkingItem] | None = None

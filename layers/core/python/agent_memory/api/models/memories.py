@@ -15,6 +15,7 @@ from agent_memory.api.models.common import (
     ResponseModel,
     SourceView,
     Timestamp,
+    omitted_when_absent,
 )
 from agent_memory.domain.commitments import CommitmentOutcome
 from agent_memory.domain.enums import Authority, Decision, Status
@@ -58,6 +59,9 @@ class WriteMemoryResponse(ResponseModel):
     reasons: list[str]
     memory: MemoryView | None = Field(description="the stored record; null when nothing is shown")
     superseded: list[str] = Field(description="ids of the versions this one superseded")
+    explanation: str | None = omitted_when_absent(
+        "when not admitted: one sentence saying why, that a model can relay"
+    )
 
 
 class HistoryEntry(ResponseModel):
