@@ -3,7 +3,6 @@ they send it."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, cast
@@ -37,24 +36,29 @@ def remember(
     """A note's write, and the typed write to send instead when the service refuses a content-only
     body (one that predates content-only notes answers 422 naming `type` or `source`).
 
-    Without a type, slot or source the note goes as it is and the service classifies it; otherwise,
-    or as the fallback, it goes typed as the adapters always sent it: the type from the slot
-    (`preference.*` a preference, another slot a fact, none an observation) and an agent's source."""
-    # one idempotency key for both shapes: a replayed note is one memory whichever shape stored it
+    With only a session the note goes content-only and the service classifies it; with a type,
+    slot, category, source or ticket, or as the fallback, it goes as the typed write the adapters
+    always sent: the type from the slot (`preference.*` a preference, another slot a fact, none an
+    observation) and an agent's source."""
     given = {k: v for k, v in fields.items() if v is not None}
-    key = given.get("idempotency_key") or f"client:{uuid.uuid4()}"
     note = m.MemoryNote.model_validate(
-        {"subject_id": subject_id, "content": content, **given, "idempotency_key": key}
+        {
+            "subject_id": subject_id,
+            "content": content,
+            **{k: v for k, v in given.items() if k == "session_id"},
+        }
     )
     typed = m.MemoryWrite.model_validate(
         {
-            **note.model_dump(exclude_none=True),
-            "type": note.type or default_type(note.slot),
-            "source": note.source or m.Source(kind="customer_claim"),
+            "subject_id": subject_id,
+            "content": content,
+            **given,
+            "type": given.get("type") or default_type(given.get("slot")),
+            "source": given.get("source") or m.Source(kind="customer_claim"),
         }
     )
-    typed_call: Call[m.WriteResult] = prepare("write_memory", body=typed)
-    if note.type or note.slot or note.source:
+    typed_call: Call[m.WriteResult] = prepare("write_memory", body=with_idempotency_key(typed))
+    if given.keys() - {"session_id"}:
         return typed_call, None
     return prepare("write_memory", body=note), typed_call
 

@@ -39,6 +39,7 @@ class AsyncMemoryClient:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.token = token  # the caller's; the adapters read its bound subjects from it
         self.retry = retry if retry is not None else RetryPolicy()
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=timeout)

@@ -38,6 +38,7 @@ class MemoryClient:
         http_client: httpx.Client | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.token = token  # the caller's; the adapters read its bound subjects from it
         self.retry = retry if retry is not None else RetryPolicy()
         self._owns_http = http_client is None
         self._http = http_client or httpx.Client(timeout=timeout)

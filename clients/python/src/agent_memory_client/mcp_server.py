@@ -202,12 +202,11 @@ class MemoryTools:
             Field(description="Optional: the key of a fact's or preference's one current value."),
         ] = None,
         category: Annotated[str | None, Field(description="Optional category of a fact.")] = None,
-        ticket_id: Annotated[str | None, Field(description="The ticket it belongs to, if any.")] = None,
         ctx: Context | None = None,
     ) -> CallToolResult:
         async def act(on: Acting) -> tuple[str, Any]:
             kind = self.binding.source_kind
-            hints = {"type": type, "slot": slot, "category": category, "ticket_id": ticket_id}
+            hints = {"type": type, "slot": slot, "category": category}
             result = await on.memory.remember(
                 on.subject,
                 content,

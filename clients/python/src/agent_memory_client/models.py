@@ -96,19 +96,12 @@ class MemoryWrite(RequestModel):
 
 
 class MemoryNote(RequestModel):
-    """A content-only note (`POST /v1/memories` with a subject and a sentence): the service
-    classifies it and admits it under the authority the token allows. `type`, `slot`, `category`
-    and `source` are hints an adapter may add; a model never chooses the subject or the source."""
+    """A content-only note (`POST /v1/memories` with a subject, a sentence and optionally its
+    session): the service classifies it and admits it under the authority the token allows."""
 
     subject_id: str
     content: str
     session_id: str | None = None
-    ticket_id: str | None = None
-    type: MemoryType | None = None
-    slot: str | None = None
-    category: str | None = None
-    source: Source | None = None
-    idempotency_key: str | None = None
 
 
 class RetrieveRequest(RequestModel):
@@ -269,6 +262,7 @@ class WriteResult(ResponseModel):
     memory: MemoryRecord | None = None
     superseded: list[str] = Field(default_factory=list)
     explanation: str | None = None  # when not admitted: one sentence a model can relay
+    classified_as: dict[str, Any] | None = None  # a content-only note: the type, category and slot given
 
 
 class RetrievedMemory(ResponseModel):

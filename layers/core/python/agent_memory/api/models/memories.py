@@ -60,7 +60,10 @@ class WriteMemoryResponse(ResponseModel):
     memory: MemoryView | None = Field(description="the stored record; null when nothing is shown")
     superseded: list[str] = Field(description="ids of the versions this one superseded")
     explanation: str | None = omitted_when_absent(
-        "when not admitted: one sentence saying why, that a model can relay"
+        'when not admitted: one sentence a model can relay ("held for a reviewer: it states a discount")'
+    )
+    classified_as: dict[str, Any] | None = omitted_when_absent(
+        "a content-only note: the type, category and slot the service gave it"
     )
 
 
