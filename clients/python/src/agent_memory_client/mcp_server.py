@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import uuid
@@ -480,6 +481,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "agent-memory-mcp") -> i
     if problem:
         print(f"{prog}: {problem}", file=sys.stderr)
         return 2
+    # request lines name paths (memory ids): the service's audit trail is the record, not this log
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     binding = Binding(args.subject, args.session, args.source_kind, args.allow_unbound_token)
     server = build_server(args.url, args.token, binding=binding, over_http=args.http)
     if args.http:

@@ -415,7 +415,8 @@ def _add_tool_commands(sub: Any) -> None:
 
     s = sub.add_parser(
         "mcp",
-        help="MCP server for agents (stdio, or --http [--port N]); MEMORY_URL and MEMORY_TOKEN",
+        help="MCP server for agents (stdio, or --http [--port N]); MEMORY_URL, MEMORY_TOKEN (bound to the "
+        "customer), MEMORY_SUBJECT; see docs/mcp.md",
         add_help=False,
     )
     s.add_argument("mcp_args", nargs=argparse.REMAINDER)
