@@ -500,3 +500,26 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes]) -> None:
                 return
         except OSError:
             time.sleep(0.1)
+
+
+def test_each_conversation_gets_its_own_session_and_a_new_one_after_close(monkeypatch):
+    from agent_memory_client import mcp_server
+
+    tools = mcp_server.MemoryTools("http://127.0.0.1:1", "t", httpx.AsyncClient())
+    # Given no configured session: one per conversation and subject, stable until the close
+    first = tools.session_of(None, SUBJECT)
+    assert first.startswith("mcp-") and tools.session_of(None, SUBJECT) == first
+    assert tools.session_of(None, OTHER) != first
+    # When the conversation is closed, the next note goes to a new session
+    tools.next_session(None, SUBJECT)
+    assert tools.session_of(None, SUBJECT) != first
+    # And the sessions remembered are bounded (the oldest conversation's is forgotten first)
+    monkeypatch.setattr(mcp_server, "MAX_CONVERSATIONS", 2)
+    tools.session_of(None, "third-subject")
+    assert len(tools._sessions) == 2
+    # And a configured session is the one every call uses, whatever closes
+    fixed = mcp_server.MemoryTools(
+        "http://127.0.0.1:1", "t", httpx.AsyncClient(), mcp_server.Binding(session="sess-9")
+    )
+    fixed.next_session(None, SUBJECT)
+    assert fixed.session_of(None, SUBJECT) == "sess-9"

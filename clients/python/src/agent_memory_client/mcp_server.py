@@ -72,6 +72,7 @@ from agent_memory_client.async_client import AsyncMemoryClient
 from agent_memory_client.errors import MemoryClientError, NotFound
 
 DEFAULT_HTTP_PORT = 8765
+MAX_CONVERSATIONS = 10_000  # sessions remembered per server (over HTTP, one per MCP session)
 
 INSTRUCTIONS = (
     "Long-term memory about the customer of this conversation, governed by the Agent Memory "
@@ -148,6 +149,8 @@ class MemoryTools:
         if self.binding.session:
             return self.binding.session
         key = (self._conversation(ctx), subject)
+        if key not in self._sessions and len(self._sessions) >= MAX_CONVERSATIONS:
+            del self._sessions[next(iter(self._sessions))]  # the oldest conversation's
         return self._sessions.setdefault(key, f"mcp-{uuid.uuid4().hex}")
 
     def next_session(self, ctx: Context | None, subject: str) -> None:
