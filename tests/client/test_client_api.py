@@ -364,3 +364,26 @@ def test_remember_sends_a_content_only_note_and_a_typed_write_only_as_the_fallba
     # And a note with a hint goes typed at once
     typed, none = _calls.remember(SUBJECT, "Prefers email.", {"slot": "preference.contact_channel"})
     assert none is None and typed.json["type"] == "preference"
+
+
+def test_an_empty_recall_says_how_many_fell_below_the_relevance_floor(agent):
+    from agent_memory_client._tooling import recall_note
+
+    subject = "floor.customer@example.com"
+    # Given one memory about something else entirely
+    agent.write_memory(
+        subject_id=subject,
+        type="preference",
+        slot="preference.meeting_time",
+        content="Prefers meetings on Tuesday mornings.",
+        source={"kind": "customer_claim"},
+    )
+    # When a query shares nothing with it
+    found = agent.retrieve(subject, "quantum chromodynamics lattice")
+    # Then nothing is returned, the answer carries the floor, and the note names both
+    assert found.memories == [] and found.excluded.get("below_threshold") == 1
+    assert found.relevance_floor is not None and 0 < found.relevance_floor < 1
+    note = recall_note(found)
+    assert (
+        note is not None and "1 below the relevance floor" in note and f"{found.relevance_floor:.2f}" in note
+    )
