@@ -129,10 +129,19 @@ class ApiClient:
         self.base = base
         self.secret = secret
 
-    def token(self, tenant: str, sub: str, roles: list[str], clearance: str = "internal") -> str:
+    def token(
+        self,
+        tenant: str,
+        sub: str,
+        roles: list[str],
+        clearance: str = "internal",
+        subjects: list[str] | None = None,
+    ) -> str:
         from agent_memory.api.identity import issue_token
 
-        return issue_token(self.secret, tenant_id=tenant, sub=sub, roles=roles, clearance=clearance)
+        return issue_token(
+            self.secret, tenant_id=tenant, sub=sub, roles=roles, clearance=clearance, subjects=subjects
+        )
 
     def request(
         self,

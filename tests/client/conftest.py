@@ -13,11 +13,20 @@ from pydantic import BaseModel
 @pytest.fixture(scope="module")
 def clients(api: Any) -> Iterator[Callable[..., MemoryClient]]:
     """`clients("agent")`: a MemoryClient of the local front with a token of that role (tenant
-    `client-tests`, clearance confidential); closed at the end of the module."""
+    `client-tests`, clearance confidential; bound to `subjects` when given); closed at the end of
+    the module."""
     made: list[MemoryClient] = []
 
-    def client(*roles: str, tenant: str = "client-tests", sub: str | None = None, **kw: Any) -> MemoryClient:
-        token = api.token(tenant, sub or f"{roles[0]}-1", list(roles), clearance="confidential")
+    def client(
+        *roles: str,
+        tenant: str = "client-tests",
+        sub: str | None = None,
+        subjects: list[str] | None = None,
+        **kw: Any,
+    ) -> MemoryClient:
+        token = api.token(
+            tenant, sub or f"{roles[0]}-1", list(roles), clearance="confidential", subjects=subjects
+        )
         c = MemoryClient(api.base, token=token, **kw)
         made.append(c)
         return c

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from agent_memory_client import AsyncMemoryClient
-from agent_memory_client.agents_tools import MEMORY_TOOLS, MemoryContext
+from agent_memory_client.agents_tools import MEMORY_TOOLS, MemoryContext, recall, remember
 from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
@@ -79,15 +79,15 @@ def seeded(api) -> str:
     return reply.body["memory"]["id"]
 
 
-def run_agent(api, model: ScriptedModel, roles: list[str]) -> Any:
-    token = api.token(TENANT, f"{roles[0]}-1", roles, clearance="confidential")
+def run_agent(api, model: ScriptedModel, roles: list[str], subject: str = SUBJECT) -> Any:
+    token = api.token(TENANT, f"{roles[0]}-1", roles, clearance="confidential", subjects=[subject])
     agent = Agent(
         name="support-copilot", instructions="Answer the customer.", tools=MEMORY_TOOLS, model=model
     )
 
     async def main() -> Any:
         async with AsyncMemoryClient(api.base, token=token) as memory:
-            context = MemoryContext(memory=memory, subject_id=SUBJECT, session_id="agents-sess-1")
+            context = MemoryContext(memory=memory, subject_id=subject, session_id="agents-sess-1")
             return await Runner.run(
                 agent,
                 "Which plan am I on? And please email me.",
@@ -168,3 +168,41 @@ def test_a_commercial_term_waits_for_approval_and_the_model_is_told(api):
     # Then the gateway held it for a reviewer, and that is what the model was told
     decision = json.loads(tool_outputs(model)["c1"])
     assert decision["decision"] == "pending_approval" and decision["status"] == "pending_approval"
+
+
+def test_the_tools_take_no_subject_session_or_source_from_the_model(api):
+    # Given the tools' parameter schemas, as the SDK sends them to the model
+    for tool in (recall, remember):
+        properties = tool.params_json_schema["properties"]
+        # Then none lets the model name whose memory, which session or which source
+        assert {"subject_id", "session_id", "ticket_id", "source", "source_kind"}.isdisjoint(properties)
+    # And a note needs only its content (type, slot and category are hints the model may leave null)
+    assert "content" in remember.params_json_schema["properties"]
+    # And a run context cannot make notes claim a source an agent cannot vouch for
+    token = api.token(TENANT, "agent-1", ["agent"], subjects=[SUBJECT])
+    for kind in ("system_of_record", "customer_confirmed", "human_verified"):
+        with pytest.raises(ValueError, match="not what an agent reports"):
+            MemoryContext(
+                memory=AsyncMemoryClient(api.base, token=token), subject_id=SUBJECT, source_kind=kind
+            )
+
+
+def test_a_first_note_reports_the_decision_and_an_empty_recall_says_why(api):
+    lonely = "agents.lonely@example.com"
+    model = ScriptedModel(
+        [
+            [tool_call("c1", "recall", query="Who signs renewals?")],
+            [tool_call("c2", "remember", content="Dana Ortiz has left; Sam Lee now signs renewals.")],
+            [message("Noted.")],
+        ]
+    )
+    # When the model recalls about a customer nothing is known of, then notes a sentence (content only)
+    run_agent(api, model, ["agent"], subject=lonely)
+    outputs = tool_outputs(model)
+    # Then recall's output says why nothing came back, instead of an empty context alone
+    assert "nothing recalled" in outputs["c1"]
+    # And remember's output is the gateway's decision with its reasons and a sentence to relay
+    decision = json.loads(outputs["c2"])
+    assert "error" not in decision, decision
+    assert decision["decision"] in {"admitted", "pending_approval", "quarantined", "rejected", "contested"}
+    assert isinstance(decision["reasons"], list) and decision["explanation"]

@@ -336,3 +336,54 @@ def test_the_openapi_document_and_the_docs_page(agent):
     page = agent.docs()
     assert "/v1/retrieve" in document["paths"]
     assert page.lstrip().lower().startswith("<!doctype html")
+
+
+def test_from_env_reads_memory_url_and_memory_token_like_the_mcp_server(api, monkeypatch):
+    # Given MEMORY_URL and MEMORY_TOKEN, as the MCP server reads them
+    monkeypatch.setenv("MEMORY_URL", api.base)
+    monkeypatch.setenv("MEMORY_TOKEN", api.token("client-tests", "agent-env", ["agent"], subjects=[SUBJECT]))
+    # When a client is made from the environment and writes a note with only a subject and content
+    with MemoryClient.from_env() as memory:
+        written = memory.remember(SUBJECT, "Prefers to get the renewal quote by email.", session_id="env-1")
+    # Then it reached the service with that token: the gateway decided, for that subject
+    assert written.decision in {"admitted", "pending_approval", "quarantined", "rejected", "contested"}
+    assert written.memory is None or written.memory.subject_id == SUBJECT
+
+
+def test_remember_sends_a_content_only_note_and_a_typed_write_only_as_the_fallback():
+    # Given a note with only a subject, content and session
+    first, fallback = _calls.remember(SUBJECT, "Sam Lee now signs renewals.", {"session_id": "s-1"})
+    # Then the body is exactly what the service classifies, and the fallback is an agent's typed write
+    assert first.json == {
+        "subject_id": SUBJECT,
+        "content": "Sam Lee now signs renewals.",
+        "session_id": "s-1",
+    }
+    assert fallback is not None
+    assert fallback.json["type"] == "observation" and fallback.json["source"] == {"kind": "customer_claim"}
+    # And a note with a hint goes typed at once
+    typed, none = _calls.remember(SUBJECT, "Prefers email.", {"slot": "preference.contact_channel"})
+    assert none is None and typed.json["type"] == "preference"
+
+
+def test_an_empty_recall_says_how_many_fell_below_the_relevance_floor(agent):
+    from agent_memory_client._tooling import recall_note
+
+    subject = "floor.customer@example.com"
+    # Given one memory about something else entirely
+    agent.write_memory(
+        subject_id=subject,
+        type="preference",
+        slot="preference.meeting_time",
+        content="Prefers meetings on Tuesday mornings.",
+        source={"kind": "customer_claim"},
+    )
+    # When a query shares nothing with it
+    found = agent.retrieve(subject, "quantum chromodynamics lattice")
+    # Then nothing is returned, the answer carries the floor, and the note names both
+    assert found.memories == [] and found.excluded.get("below_threshold") == 1
+    assert found.relevance_floor is not None and 0 < found.relevance_floor < 1
+    note = recall_note(found)
+    assert (
+        note is not None and "1 below the relevance floor" in note and f"{found.relevance_floor:.2f}" in note
+    )

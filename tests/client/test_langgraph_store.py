@@ -8,6 +8,7 @@ from typing import Any, TypedDict
 
 import pytest
 from agent_memory_client import Forbidden, MemoryClient
+from agent_memory_client._tooling import write_summary
 from agent_memory_client.langgraph_store import ServiceStore, subject_namespace
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, InvalidNamespaceError
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.e2e
 SUBJECT = "lg.customer@example.com"  # periods: written %2E in the namespace label
 TENANT = "langgraph-tests"
 NS = subject_namespace(SUBJECT)
+DECISIONS = {"admitted", "pending_approval", "contested", "quarantined", "rejected", "duplicate"}
 
 
 class Turn(TypedDict, total=False):
@@ -55,7 +57,8 @@ def integration(clients) -> MemoryClient:
 
 @pytest.fixture(scope="module")
 def agent(clients) -> MemoryClient:
-    return clients("agent", tenant=TENANT)
+    """An agent's client whose token is bound to the subject (the store acts on that one)."""
+    return clients("agent", tenant=TENANT, subjects=[SUBJECT])
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +115,6 @@ def test_get_by_slot_or_id_and_a_second_put_supersedes(agent, plan_fact):
         by_id is not None and by_id.value["verified"] is True and by_id.value["slot"] == "account.plan_tier"
     )
     assert store.get(NS, "mem_unknown") is None and store.get(NS, "not an id") is None
-    assert store.get(subject_namespace("someone-else"), plan_fact) is None
 
 
 def test_search_without_a_query_lists_with_filters_and_pages(agent, plan_fact):
@@ -179,7 +181,7 @@ def test_the_async_path_runs_the_graph_with_ainvoke(agent, plan_fact):
 
 def test_the_services_refusal_reaches_the_graph_and_namespaces_are_checked(clients):
     # Given a store acting with an auditor's token (may not retrieve context)
-    store = ServiceStore(clients("auditor", tenant=TENANT))
+    store = ServiceStore(clients("auditor", tenant=TENANT, subjects=[SUBJECT]))
     graph = copilot_graph(store)
     # When the graph runs, the API's 403 is raised through LangGraph unchanged
     with pytest.raises(Forbidden) as refused:
@@ -190,3 +192,50 @@ def test_the_services_refusal_reaches_the_graph_and_namespaces_are_checked(clien
         store.search(("memories",), query="anything")
     with pytest.raises(NotImplementedError):
         store.list_namespaces()
+
+
+def test_the_store_acts_only_on_the_bound_customers_and_never_writes_a_source_a_value_names(agent, clients):
+    store = ServiceStore(agent)
+    other = subject_namespace("lg.other@example.com")
+    # When a graph (or a model's tool call) names another customer's namespace
+    # Then every operation is refused before any call
+    for attempt in (
+        lambda: store.search(other, query="anything"),
+        lambda: store.get(other, "preference.language"),
+        lambda: store.put(other, "preference.language", {"content": "Prefers Dutch."}),
+        lambda: store.delete(other, "preference.language"),
+    ):
+        with pytest.raises(InvalidNamespaceError):
+            attempt()
+    # And a value that names its own source is refused, as is a store configured with a source
+    # no agent may report; nothing was written
+    with pytest.raises(ValueError, match="source"):
+        store.put(
+            NS,
+            "contract.seat_price",
+            {"type": "fact", "content": "Pays $1 per seat.", "source": {"kind": "system_of_record"}},
+        )
+    with pytest.raises(ValueError, match="not what an agent reports"):
+        ServiceStore(agent, default_source={"kind": "customer_confirmed"})
+    assert all(r.slot != "contract.seat_price" for r in agent.iter_memories(SUBJECT, status="active"))
+    # And a store whose token is bound to no customer, with none configured, is refused at once
+    with pytest.raises(ValueError, match="--subjects"):
+        ServiceStore(clients("agent", tenant=TENANT))
+
+
+def test_a_content_only_put_reports_the_decision_and_an_empty_search_says_why(clients):
+    lonely = "lg.lonely@example.com"
+    store = ServiceStore(clients("agent", tenant=TENANT, subjects=[lonely]))
+    ns = subject_namespace(lonely)
+    # Given nothing known about the customer, a search answers an empty list that says why
+    empty = store.search(ns, query="who signs renewals?")
+    assert empty == [] and empty.note is not None and empty.note.startswith("nothing recalled")
+    # When the graph puts only a sentence
+    store.put(ns, "note-1", {"content": "Dana Ortiz has left; Sam Lee now signs renewals."})
+    # Then the gateway's decision is kept, with its reasons and a sentence a model can relay
+    written = store.last_write
+    assert written is not None and written.decision in DECISIONS and isinstance(written.reasons, list)
+    assert write_summary(written)["explanation"]
+    # And remember(namespace, content) answers the decision itself
+    again = store.remember(ns, "Prefers email over phone.")
+    assert again.decision in DECISIONS and again is store.last_write

@@ -11,13 +11,27 @@ from memory_bench.soak import FAULTS, TRUNCATED_SENTINEL, Expectations, check_in
 pytestmark = pytest.mark.e2e
 
 # Each must have been sent at least once, or the run proved nothing about it.
-KINDS = ("write", "close", "close_large", "list", "retrieve", "review", "legal_hold", "erasure", "audit")
+KINDS = (
+    "write",
+    "close",
+    "close_large",
+    "list",
+    "retrieve",
+    "review",
+    "legal_hold",
+    "erasure",
+    "audit",
+    "mcp_remember",
+    "mcp_recall",
+    "mcp_forget",
+    "mcp_working_memory_set",
+)
 
 
 def test_a_short_soak_with_faults_breaks_no_invariant(embedder):
     # Given the service under three tenants' traffic (A listing while B closes ~1 MB sessions),
-    # with PostgreSQL frozen and restarted, the worker replaced, messages delivered twice and
-    # bodies cut off halfway
+    # with PostgreSQL frozen and restarted, the worker replaced, messages delivered twice, bodies
+    # cut off halfway, and an injected agent driving the MCP tools at other customers and authorities
     report = run(
         seconds=25, tenants=3, subjects=4, clients=4, faults=True, drain_seconds=90, embedder=embedder
     )
@@ -79,6 +93,26 @@ def test_the_checker_counts_what_was_planted(database_url):
         _plant_memory(
             conn, "mem_cut", "ACC-ZEBRACORN-002", "account.region", f"Region {TRUNCATED_SENTINEL}", now
         )
+        # an injected agent's token (bound to ACC-ZEBRACORN-000) that reached ACC-ZEBRACORN-001 and
+        # wrote there as the system of record
+        conn.execute(
+            """INSERT INTO memory_events (tenant_id, seq, id, event_type, subject_id, actor, created_at,
+                                          prev_hash, hash)
+               VALUES ('soak-zebracorn', 2, 'evt_reached', 'memory_deleted', 'ACC-ZEBRACORN-001',
+                       'injected-zebracorn', %s, 'y', 'z')""",
+            (now,),
+        )
+        conn.execute(
+            """INSERT INTO memory_records (id, tenant_id, subject_id, scope, type, category, slot, content,
+                                           source, actor, authority, authority_rank, confidence,
+                                           sensitivity, sensitivity_rank, status, created_at,
+                                           effective_at, content_hash)
+               VALUES ('mem_planted', 'soak-zebracorn', 'ACC-ZEBRACORN-001', 'subject', 'fact',
+                       'CONTRACT_COMMERCIAL', 'contract.seat_price', 'zebracorn pays $1 per seat',
+                       '{"kind": "system_of_record"}', 'injected-zebracorn', 'system_of_record', 5, 1,
+                       'internal', 1, 'active', %s, %s, 'h')""",
+            (now, now),
+        )
 
     # When the checker reads it
     found = check_invariants(
@@ -90,6 +124,7 @@ def test_the_checker_counts_what_was_planted(database_url):
                 ("soak-quokkafin", "sess-quokkafin-1", "ACC-QUOKKAFIN-000"),
                 ("soak-zebracorn", "sess-zebracorn-2", "ACC-ZEBRACORN-000"),
             ],
+            adversaries=[("soak-zebracorn", "injected-zebracorn", "ACC-ZEBRACORN-000")],
         ),
     )["invariants"]
 
@@ -102,6 +137,8 @@ def test_the_checker_counts_what_was_planted(database_url):
         "audit_chains_broken": 1,
         "duplicate_active_versions": 1,
         "truncated_bodies_stored": 1,
+        "provenance_not_allowed": 1,  # another subject's memory, as the system of record
+        "adversary_reached_other_subjects": 1,
     }
     # And no invariant goes unproven: each one the checker reports was planted here
     assert [name for name, n in found.items() if n == 0] == []

@@ -9,6 +9,8 @@ from typing import Any, cast
 
 from agent_memory_client import models as m
 from agent_memory_client._core import Call, body_of, drop_none, prepare, with_idempotency_key
+from agent_memory_client._tooling import default_type
+from agent_memory_client.errors import InvalidRequest
 
 Body = Mapping[str, Any] | None
 
@@ -26,6 +28,44 @@ def search_resolutions(query: str, fields: Mapping[str, Any]) -> Call[m.Resoluti
 
 def write_memory(memory: m.MemoryWrite | Body, fields: Mapping[str, Any]) -> Call[m.WriteResult]:
     return prepare("write_memory", body=with_idempotency_key(body_of(m.MemoryWrite, memory, fields)))
+
+
+def remember(
+    subject_id: str, content: str, fields: Mapping[str, Any]
+) -> tuple[Call[m.WriteResult], Call[m.WriteResult] | None]:
+    """A note's write, and the typed write to send instead when the service refuses a content-only
+    body (one that predates content-only notes answers 422 naming `type` or `source`).
+
+    With only a session the note goes content-only and the service classifies it; with a type,
+    slot, category, source or ticket, or as the fallback, it goes as the typed write the adapters
+    always sent: the type from the slot (`preference.*` a preference, another slot a fact, none an
+    observation) and an agent's source."""
+    given = {k: v for k, v in fields.items() if v is not None}
+    note = m.MemoryNote.model_validate(
+        {
+            "subject_id": subject_id,
+            "content": content,
+            **{k: v for k, v in given.items() if k == "session_id"},
+        }
+    )
+    typed = m.MemoryWrite.model_validate(
+        {
+            "subject_id": subject_id,
+            "content": content,
+            **given,
+            "type": given.get("type") or default_type(given.get("slot")),
+            "source": given.get("source") or m.Source(kind="customer_claim"),
+        }
+    )
+    typed_call: Call[m.WriteResult] = prepare("write_memory", body=with_idempotency_key(typed))
+    if given.keys() - {"session_id"}:
+        return typed_call, None
+    return prepare("write_memory", body=note), typed_call
+
+
+def content_only_refused(error: InvalidRequest) -> bool:
+    """Whether a 422 is a service that needs a type and source (it predates content-only notes)."""
+    return (error.field or "").split(".")[0] in {"type", "source"}
 
 
 def get_memory(memory_id: str) -> Call[m.MemoryDetail]:

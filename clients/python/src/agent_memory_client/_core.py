@@ -289,6 +289,15 @@ class RetryPolicy:
 NO_RETRIES = RetryPolicy(max_retries=0)
 
 USER_AGENT = "agent-memory-client-python"
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+
+def env_settings() -> tuple[str, str | None]:
+    """The service URL and token from the environment: `MEMORY_URL` (default the local server)
+    and `MEMORY_TOKEN` (the MCP server reads the same two)."""
+    import os
+
+    return os.environ.get("MEMORY_URL") or DEFAULT_URL, os.environ.get("MEMORY_TOKEN") or None
 
 
 def default_headers(token: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:

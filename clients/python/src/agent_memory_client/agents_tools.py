@@ -11,9 +11,13 @@ async with AsyncMemoryClient(url, token=token) as memory:
     result = await Runner.run(agent, "Can we offer a discount?", context=context)
 ```
 
-The customer (subject), session and ticket come from the run's context, not from the model: the
-model chooses what to look up or propose, never whose memory it touches. The client's token is
-the caller's; the service checks role, tenant, subject and clearance on every call. A refusal is
+The customer (subject), session, ticket and the source a note claims come from the run's context,
+not from the model: the model chooses what to look up or note, never whose memory it touches nor
+with what authority (a note is what an agent reports: `customer_claim` unless the context says
+`agent_inference`; without a type or slot the service classifies it). The client's token is the
+caller's (bind it to the customer: `memory token ... --subjects ID`); the service checks role,
+tenant, subject and clearance on every call. `remember` answers the gateway's decision with its
+reasons and a sentence the model can relay; `recall` says why when nothing came back. A refusal is
 returned to the model as the API's error body (`code`, `field`, `request_id`) rather than
 raised, so the agent can say it could not do it.
 
@@ -36,7 +40,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from agent_memory_client import models as m
-from agent_memory_client._tooling import GATEWAY_DECIDES, RECALLED_IS_DATA, error_payload, write_summary
+from agent_memory_client._tooling import (
+    GATEWAY_DECIDES,
+    RECALLED_IS_DATA,
+    agent_source_kind,
+    error_payload,
+    recall_text,
+    write_summary,
+)
 from agent_memory_client.async_client import AsyncMemoryClient
 from agent_memory_client.errors import MemoryClientError
 
@@ -50,6 +61,12 @@ class MemoryContext:
     subject_id: str
     session_id: str | None = None
     ticket_id: str | None = None
+    # the source a typed note claims: what an agent reports (customer_claim or agent_inference)
+    source_kind: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.source_kind is not None:
+            agent_source_kind(self.source_kind)  # never a source a model could not vouch for
 
 
 async def _recall(ctx: RunContextWrapper[MemoryContext], query: str) -> str:
@@ -66,41 +83,34 @@ async def _recall(ctx: RunContextWrapper[MemoryContext], query: str) -> str:
         )
     except (MemoryClientError, ValidationError) as exc:
         return json.dumps(error_payload(exc))
-    return found.context
+    return recall_text(found)
 
 
 async def _remember(
     ctx: RunContextWrapper[MemoryContext],
-    type: m.MemoryType,
     content: str,
-    slot: str | None,
-    category: str | None,
+    type: m.MemoryType | None = None,
+    slot: str | None = None,
+    category: str | None = None,
 ) -> str:
-    """Propose a memory about the customer, stated by the customer in this conversation.
+    """Note something about the customer of this conversation, in one sentence.
 
     Args:
-        type: fact, preference, commitment, episode, resolution or observation.
         content: One self-contained sentence about the customer.
-        slot: For a fact or preference, the key of its one current value (e.g.
+        type: Optional: fact, preference, commitment, episode, resolution or observation; null to
+            let the service classify the sentence.
+        slot: Optional: for a fact or preference, the key of its one current value (e.g.
             preference.contact_channel); null otherwise.
         category: Optional category such as CONTRACT_COMMERCIAL; null to let the service choose.
     """
     run = ctx.context
-    optional: dict[str, Any] = {
-        "slot": slot,
-        "category": category,
-        "session_id": run.session_id,
-        "ticket_id": run.ticket_id,
-    }
+    typed = type is not None or slot is not None or category is not None
+    hints: dict[str, Any] = {"type": type, "slot": slot, "category": category}
+    if typed or run.source_kind is not None:  # a typed write carries the context's ticket and source
+        hints["ticket_id"] = run.ticket_id
+        hints["source"] = m.Source(kind=agent_source_kind(run.source_kind))
     try:
-        write = m.MemoryWrite(
-            subject_id=run.subject_id,
-            type=type,
-            content=content,
-            source=m.Source(kind="customer_claim"),
-            **{k: v for k, v in optional.items() if v is not None},
-        )
-        result = await run.memory.write_memory(write)
+        result = await run.memory.remember(run.subject_id, content, session_id=run.session_id, **hints)
     except (MemoryClientError, ValidationError) as exc:
         return json.dumps(error_payload(exc))
     return json.dumps(write_summary(result))
@@ -115,7 +125,7 @@ recall: FunctionTool = function_tool(
 remember: FunctionTool = function_tool(
     _remember,
     name_override="remember",
-    description_override="Propose a memory about the customer. " + GATEWAY_DECIDES,
+    description_override="Note something about the customer in one sentence. " + GATEWAY_DECIDES,
 )
 
 MEMORY_TOOLS: list[FunctionTool] = [recall, remember]

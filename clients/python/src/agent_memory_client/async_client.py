@@ -13,8 +13,8 @@ import httpx
 
 from agent_memory_client import _calls
 from agent_memory_client import models as m
-from agent_memory_client._core import Call, RetryPolicy, default_headers
-from agent_memory_client.errors import MemoryTransportError, SessionWaitTimeout
+from agent_memory_client._core import Call, RetryPolicy, default_headers, env_settings
+from agent_memory_client.errors import InvalidRequest, MemoryTransportError, SessionWaitTimeout
 
 T = TypeVar("T")
 
@@ -39,11 +39,19 @@ class AsyncMemoryClient:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.token = token  # the caller's; the adapters read its bound subjects from it
         self.retry = retry if retry is not None else RetryPolicy()
         self._owns_http = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=timeout)
         self._headers = default_headers(token, headers)
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+    @classmethod
+    def from_env(cls, **kwargs: Any) -> AsyncMemoryClient:
+        """A client of `MEMORY_URL` (default http://127.0.0.1:8080) acting with `MEMORY_TOKEN`, as
+        the MCP server reads them; keyword arguments as for the constructor."""
+        base_url, token = env_settings()
+        return cls(base_url, token=token, **kwargs)
 
     async def aclose(self) -> None:
         if self._owns_http:
@@ -102,6 +110,20 @@ class AsyncMemoryClient:
         """Propose a memory; the gateway decides (`decision`). An idempotency key is generated
         when the write has none, so a retried write is stored once."""
         return await self._send(_calls.write_memory(memory, fields))
+
+    async def remember(self, subject_id: str, content: str, **fields: Any) -> m.WriteResult:
+        """A note about the subject, in its own words: the service classifies it (type, category,
+        slot) and admits it under the authority the token allows; `decision`, `reasons` and
+        `explanation` say what became of it. Optional: `session_id`, `ticket_id`, and the hints
+        `type`, `slot`, `category`, `source` (with any of them it is sent as a typed write). A
+        service that predates content-only notes gets the typed write it needs instead."""
+        first, fallback = _calls.remember(subject_id, content, fields)
+        try:
+            return await self._send(first)
+        except InvalidRequest as exc:
+            if fallback is None or not _calls.content_only_refused(exc):
+                raise
+            return await self._send(fallback)
 
     async def get_memory(self, memory_id: str) -> m.MemoryDetail:
         return await self._send(_calls.get_memory(memory_id))

@@ -95,6 +95,15 @@ class MemoryWrite(RequestModel):
     flags: list[Literal["untrusted_instruction"]] = Field(default_factory=list)
 
 
+class MemoryNote(RequestModel):
+    """A content-only note (`POST /v1/memories` with a subject, a sentence and optionally its
+    session): the service classifies it and admits it under the authority the token allows."""
+
+    subject_id: str
+    content: str
+    session_id: str | None = None
+
+
 class RetrieveRequest(RequestModel):
     subject_id: str
     query: str = ""
@@ -254,6 +263,8 @@ class WriteResult(ResponseModel):
     reasons: list[str] = Field(default_factory=list)
     memory: MemoryRecord | None = None
     superseded: list[str] = Field(default_factory=list)
+    explanation: str | None = None  # when not admitted: one sentence a model can relay
+    classified_as: dict[str, Any] | None = None  # a content-only note: the type, category and slot given
 
 
 class RetrievedMemory(ResponseModel):
@@ -299,6 +310,7 @@ class RetrieveResult(ResponseModel):
     memories: list[RetrievedMemory] = Field(default_factory=list)
     live: list[LiveValue] = Field(default_factory=list)
     excluded: dict[str, int] = Field(default_factory=dict)
+    relevance_floor: float | None = None  # the similarity a memory needs to count as relevant
     tokens: int
     max_tokens: int
     working: list[WorkingItem] | None = None

@@ -106,6 +106,7 @@ def cmd_token(args: argparse.Namespace) -> int:
     configured = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
     secret = local_secret(data_dir, configured)
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
+    subjects = [s.strip() for s in args.subjects.split(",") if s.strip()] if args.subjects else None
     token = issue_token(
         secret,
         tenant_id=args.tenant,
@@ -113,9 +114,12 @@ def cmd_token(args: argparse.Namespace) -> int:
         roles=roles,
         clearance=args.clearance,
         ttl=timedelta(hours=args.hours),
+        subjects=subjects,
     )
     source = "MEMORY_JWT_SECRET" if configured else f"the secret in {data_dir}"
     print(f"memory token: signed with {source}{note}", file=sys.stderr)
+    bound = f"bound to {len(subjects)} subject(s)" if subjects else "not bound to subjects (any customer)"
+    print(f"memory token: {bound}; valid {args.hours:g} h", file=sys.stderr)
     if settings.jwt_jwks_url:
         print(
             "memory token: MEMORY_JWT_JWKS_URL is set: a server with these settings accepts only its"
@@ -348,7 +352,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--clearance", default="internal", choices=["public", "internal", "confidential", "restricted"]
     )
-    s.add_argument("--hours", type=float, default=12.0)
+    s.add_argument(
+        "--subjects",
+        help="comma-separated subject ids the token may reach (least privilege for an agent: the one "
+        "customer of its conversation); unset, any subject of the tenant",
+    )
+    s.add_argument("--hours", type=float, default=12.0, help="lifetime in hours (default 12)")
     s.set_defaults(func=cmd_token)
 
     s = sub.add_parser("migrate", help="apply database migrations")
@@ -406,7 +415,8 @@ def _add_tool_commands(sub: Any) -> None:
 
     s = sub.add_parser(
         "mcp",
-        help="MCP server for agents (stdio, or --http [--port N]); MEMORY_URL and MEMORY_TOKEN",
+        help="MCP server for agents (stdio, or --http [--port N]); MEMORY_URL, MEMORY_TOKEN (bound to the "
+        "customer), MEMORY_SUBJECT; see docs/mcp.md",
         add_help=False,
     )
     s.add_argument("mcp_args", nargs=argparse.REMAINDER)

@@ -33,6 +33,9 @@ class Route:
     method: str
     path: str  # API Gateway style: /v1/memories/{memory_id}
     auth: bool = True
+    # The roles that may call it (a token with none of them gets 403); the source of the role table
+    # in docs/api.md and of each OpenAPI operation's "Roles:" line, proven against the service.
+    roles: tuple[str, ...] = ()
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -65,12 +68,12 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Write gateway, memory reads, closing commitments",
         trigger="api",
         routes=(
-            Route("POST", "/v1/memories"),
-            Route("POST", "/v1/memories/{memory_id}/close"),
-            Route("POST", "/v1/memories/{memory_id}/revalidate"),
-            Route("GET", "/v1/memories/{memory_id}"),
-            Route("DELETE", "/v1/memories/{memory_id}"),
-            Route("GET", "/v1/subjects/{subject_id}/memories"),
+            Route("POST", "/v1/memories", roles=("agent", "integration")),
+            Route("POST", "/v1/memories/{memory_id}/close", roles=("agent", "integration")),
+            Route("POST", "/v1/memories/{memory_id}/revalidate", roles=("agent", "integration")),
+            Route("GET", "/v1/memories/{memory_id}", roles=("agent", "reviewer")),
+            Route("DELETE", "/v1/memories/{memory_id}", roles=("agent", "privacy_officer")),
+            Route("GET", "/v1/subjects/{subject_id}/memories", roles=("agent", "reviewer")),
         ),
         # A content-only note is classified by the learned extractor (the embedder it shares, and
         # its head): the extract function's memory size.
@@ -82,24 +85,24 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Review queue, approve, reject, reinstate",
         trigger="api",
         routes=(
-            Route("GET", "/v1/review"),
-            Route("POST", "/v1/memories/{memory_id}/approve"),
-            Route("POST", "/v1/memories/{memory_id}/reject"),
-            Route("POST", "/v1/memories/{memory_id}/reinstate"),
+            Route("GET", "/v1/review", roles=("reviewer",)),
+            Route("POST", "/v1/memories/{memory_id}/approve", roles=("reviewer",)),
+            Route("POST", "/v1/memories/{memory_id}/reject", roles=("reviewer",)),
+            Route("POST", "/v1/memories/{memory_id}/reinstate", roles=("reviewer",)),
         ),
     ),
     FunctionSpec(
         name="policy",
         description="The tenant's policy profile: read and change it (admin), every change audited",
         trigger="api",
-        routes=(Route("GET", "/v1/policy"), Route("PUT", "/v1/policy")),
+        routes=(Route("GET", "/v1/policy", roles=("admin",)), Route("PUT", "/v1/policy", roles=("admin",))),
         memory_mb=256,
     ),
     FunctionSpec(
         name="audit",
         description="Audit events (ids, reasons, hash chain; never content)",
         trigger="api",
-        routes=(Route("GET", "/v1/audit"),),
+        routes=(Route("GET", "/v1/audit", roles=("auditor",)),),
     ),
     FunctionSpec(
         name="health",
@@ -116,7 +119,10 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         name="retrieve",
         description="Retrieval broker: authorized, fresh, budgeted context for the next agent turn",
         trigger="api",
-        routes=(Route("POST", "/v1/retrieve"), Route("POST", "/v1/resolutions/search")),
+        routes=(
+            Route("POST", "/v1/retrieve", roles=("agent",)),
+            Route("POST", "/v1/resolutions/search", roles=("agent",)),
+        ),
         memory_mb=1024,
         timeout_s=10,
         permissions=("database", "openai_secret"),
@@ -126,9 +132,9 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Accepts a closed session's transcript and queues it for extraction",
         trigger="api",
         routes=(
-            Route("POST", "/v1/sessions/{session_id}/close"),
-            Route("GET", "/v1/sessions/{session_id}"),
-            Route("GET", "/v1/sessions/{session_id}/extraction"),
+            Route("POST", "/v1/sessions/{session_id}/close", roles=("agent",)),
+            Route("GET", "/v1/sessions/{session_id}", roles=("agent",)),
+            Route("GET", "/v1/sessions/{session_id}/extraction", roles=("agent", "reviewer")),
         ),
         permissions=("database", "extraction_queue_send", "transcripts_bucket"),
     ),
@@ -139,9 +145,9 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Working memory: an open session's short-lived values (hard TTL, masked, screened)",
         trigger="api",
         routes=(
-            Route("PUT", "/v1/sessions/{session_id}/working/{key}"),
-            Route("GET", "/v1/sessions/{session_id}/working"),
-            Route("DELETE", "/v1/sessions/{session_id}/working/{key}"),
+            Route("PUT", "/v1/sessions/{session_id}/working/{key}", roles=("agent",)),
+            Route("GET", "/v1/sessions/{session_id}/working", roles=("agent",)),
+            Route("DELETE", "/v1/sessions/{session_id}/working/{key}", roles=("agent",)),
         ),
         memory_mb=256,
         timeout_s=10,
@@ -159,11 +165,11 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Starts a subject erasure, reports its steps and receipt; legal holds",
         trigger="api",
         routes=(
-            Route("POST", "/v1/subjects/{subject_id}/erasure"),
-            Route("GET", "/v1/erasures/{erasure_id}"),
-            Route("POST", "/v1/subjects/{subject_id}/legal-hold"),
-            Route("POST", "/v1/memories/{memory_id}/legal-hold"),
-            Route("GET", "/v1/subjects/{subject_id}/export"),
+            Route("POST", "/v1/subjects/{subject_id}/erasure", roles=("privacy_officer",)),
+            Route("GET", "/v1/erasures/{erasure_id}", roles=("privacy_officer",)),
+            Route("POST", "/v1/subjects/{subject_id}/legal-hold", roles=("privacy_officer",)),
+            Route("POST", "/v1/memories/{memory_id}/legal-hold", roles=("privacy_officer",)),
+            Route("GET", "/v1/subjects/{subject_id}/export", roles=("privacy_officer",)),
         ),
         permissions=("database", "erasure_state_machine_start"),
     ),
@@ -199,6 +205,16 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         permissions=("jwt_secret",),
     ),
 )
+
+
+def role_table_markdown() -> str:
+    """The role-per-route table of docs/api.md, generated from the function table."""
+    lines = ["| route | roles |", "|---|---|"]
+    for spec in FUNCTIONS:
+        for route in spec.routes:
+            roles = ", ".join(route.roles) if route.auth else "none (no token)"
+            lines.append(f"| `{route.method} {route.path}` | {roles} |")
+    return "\n".join(lines) + "\n"
 
 
 def by_name(name: str) -> FunctionSpec:

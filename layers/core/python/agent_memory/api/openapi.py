@@ -247,6 +247,10 @@ def error_statuses(route: Route, operation: dict[str, Any]) -> list[int]:
 def _document(operation: dict[str, Any], spec: FunctionSpec, route: Route) -> None:
     key = (route.method, route.path)
     operation["tags"] = [spec.name]
+    roles = f"Roles: {', '.join(route.roles)}." if route.auth else "Roles: none (no token)."
+    operation["description"] = (
+        f"{operation['description']}\n\n{roles}" if operation.get("description") else roles
+    )
     if not route.auth:
         operation["security"] = []  # no token needed
     responses: dict[str, Any] = operation["responses"]

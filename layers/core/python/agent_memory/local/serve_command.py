@@ -42,6 +42,17 @@ def start_local_workers(
     return poller, relay
 
 
+# The tokens the banner and the README's Try-it mint: least privilege, an agent bound to the one
+# customer of its conversation and a reviewer apart (never one token with every role).
+QUICKSTART_TOKENS: tuple[tuple[str, str], ...] = (
+    (
+        "agent token:",
+        "memory token --tenant acme --sub copilot --roles agent --subjects ACC-CORP-4812 --clearance confidential",
+    ),
+    ("reviewer:", "memory token --tenant acme --sub reviewer-1 --roles reviewer --clearance confidential"),
+)
+
+
 def announce(settings: Settings, server: ThreadingHTTPServer) -> int:
     """The banner: where the API, its docs and the console are, the data folder, how to get a token.
     Returns the port."""
@@ -58,7 +69,6 @@ def announce(settings: Settings, server: ThreadingHTTPServer) -> int:
         algorithms = settings.jwt_algorithms.replace(",", "/")
         print(f"  tokens:      {algorithms} from {settings.jwt_issuer} (JWKS), no local tokens", flush=True)
     else:
-        print(
-            "  a token:     .venv/bin/memory token --tenant acme --sub me --roles agent,reviewer", flush=True
-        )
+        for label, command in QUICKSTART_TOKENS:
+            print(f"  {label:<13}.venv/bin/{command}", flush=True)
     return int(port)

@@ -266,13 +266,14 @@ class RetrievalBroker:
         request, ranking = turn.request, turn.ranking
         gate = FreshnessGate(ranking.owned, live.values)
         shown = _Shown(ranking.row_of, gate)
+        floor = similarity_floor(self.embedder.name)
 
         def exclusion(c: Candidate) -> str | None:
             return FAMILY_SUPERSEDED if c.record.id in turn.family_rivals else shown.exclusion(c)
 
         chosen = select(
             ranking.ranked,
-            similarity_floor(self.embedder.name),
+            floor,
             turn.top_k,
             VERIFIED_FACTS_CAP,
             exclusion,
@@ -312,6 +313,7 @@ class RetrievalBroker:
             ticket_unavailable=live.ticket_unavailable,
             ticket_not_found=live.ticket_not_found,
             candidates=ranking.candidates,
+            relevance_floor=round(floor, 4),
             working=(
                 [working_view(w) for w in turn.working if f"working:{w.key}" in kept]
                 if request.session_id

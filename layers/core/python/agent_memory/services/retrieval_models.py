@@ -104,6 +104,7 @@ class Retrieval:
     timings_ms: dict[str, float] = field(default_factory=dict)
     candidates: int = 0
     working: list[dict[str, Any]] | None = None  # the session's working values shown (session_id given)
+    relevance_floor: float | None = None  # the embedder's similarity floor this query was held to
 
     def public_view(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -115,6 +116,8 @@ class Retrieval:
             "tokens": self.tokens,
             "max_tokens": self.max_tokens,
         }
+        if self.relevance_floor is not None:
+            out["relevance_floor"] = self.relevance_floor
         if self.live_unavailable:
             out["live_unavailable"] = True
         if self.ticket_unavailable:

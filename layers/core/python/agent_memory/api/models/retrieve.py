@@ -131,6 +131,7 @@ class RetrieveResponse(ResponseModel):
                         }
                     ],
                     "excluded": {"below_threshold": 3, "budget": 1},
+                    "relevance_floor": 0.3,
                     "tokens": 412,
                     "max_tokens": 2048,
                 }
@@ -145,6 +146,10 @@ class RetrieveResponse(ResponseModel):
         description="live values from the system of record (they override memory)"
     )
     excluded: dict[str, int] = Field(description="memories left out, counted by reason")
+    relevance_floor: float | None = omitted_when_absent(
+        "the similarity a memory needs to be relevant to the query (below it and with no word in "
+        "common, it counts as `below_threshold`)"
+    )
     tokens: int
     max_tokens: int
     live_unavailable: bool = omitted_unless_true("the system of record's account values could not be read")
