@@ -209,7 +209,12 @@ def test_review_approve_reject_reinstate(unknown_fields, clients, agent):
     assert [w.decision for w in held] == ["pending_approval", "pending_approval"]
     # When the reviewer walks the queue, approves one and rejects the other
     queued = {item.memory.id for item in reviewer.iter_review_queue(page_size=1)}
-    approved = reviewer.approve(held[0].memory.id, note="checked", evidence_ref="signed-contract-2026-118")
+    approved = reviewer.approve(
+        held[0].memory.id,
+        note="checked",
+        evidence_ref="signed-contract-2026-118",
+        independent_reason="the discount applies on top of the seat price",
+    )
     rejected = reviewer.reject(held[1].memory.id, note="not agreed")
     # Then both were queued, one is active and verified, the other rejected
     assert {w.memory.id for w in held} <= queued

@@ -102,6 +102,10 @@ def get_session(session_id: str) -> Call[m.SessionStatus]:
     return prepare("get_session", {"session_id": session_id})
 
 
+def get_extraction(session_id: str) -> Call[m.ExtractionReport]:
+    return prepare("get_extraction", {"session_id": session_id})
+
+
 def working_set(
     session_id: str, key: str, value: Any, subject_id: str, ttl_seconds: int | None
 ) -> Call[m.WorkingItem]:

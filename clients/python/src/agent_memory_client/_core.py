@@ -72,6 +72,14 @@ ROUTES: tuple[Route, ...] = (
     ),
     Route("get_session", "GET", "/v1/sessions/{session_id}", None, m.SessionStatus, idempotent=True),
     Route(
+        "get_extraction",
+        "GET",
+        "/v1/sessions/{session_id}/extraction",
+        None,
+        m.ExtractionReport,
+        idempotent=True,
+    ),
+    Route(
         "working_set",
         "PUT",
         "/v1/sessions/{session_id}/working/{key}",

@@ -230,6 +230,11 @@ class AsyncMemoryClient:
     async def get_session(self, session_id: str) -> m.SessionStatus:
         return await self._send(_calls.get_session(session_id))
 
+    async def get_extraction(self, session_id: str) -> m.ExtractionReport:
+        """Why every statement of a closed session was, or was not, kept: each one masked, with its
+        decision, reason code and the model's score."""
+        return await self._send(_calls.get_extraction(session_id))
+
     async def working_set(
         self, session_id: str, key: str, value: Any, *, subject_id: str, ttl_seconds: int | None = None
     ) -> m.WorkingItem:

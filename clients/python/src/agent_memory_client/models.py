@@ -343,6 +343,33 @@ class SessionAccepted(ResponseModel):
     status: str
 
 
+class ExtractedStatement(ResponseModel):
+    """One statement of a closed session (identifiers masked) and what became of it."""
+
+    turn: int
+    start: int
+    end: int
+    speaker: str
+    text: str
+    decision: str  # admitted | pending_approval | quarantined | not_stored | superseded | duplicate
+    reason: str
+    score: float | None = None
+    memory_id: str | None = None
+    type: str | None = None
+    slot: str | None = None
+    withheld: bool = False
+
+
+class ExtractionReport(ResponseModel):
+    """Why every statement of a session was, or was not, kept (while the transcript is retained)."""
+
+    session_id: str
+    subject_id: str
+    status: str
+    available: bool
+    statements: list[ExtractedStatement] = Field(default_factory=list)
+
+
 class SessionStatus(ResponseModel):
     session_id: str
     status: str  # queued | processing | processed | failed
