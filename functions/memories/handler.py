@@ -22,6 +22,7 @@ from agent_memory.bootstrap import get_container
 from agent_memory.domain.enums import MemoryType, Status
 from agent_memory.domain.errors import InvalidRequest
 from agent_memory.observability import logger, metrics, tracer
+from agent_memory.services.write_gateway import refused_by_tombstone
 
 app = create_app()
 
@@ -30,6 +31,9 @@ app = create_app()
 def write_memory(body: MemoryWrite) -> Response[WriteMemoryResponse]:
     result = get_container().gateway.write(current_principal(app), body)
     metrics.add_metric(name=f"decision_{result.decision.value}", unit="Count", value=1)
+    refusal = refused_by_tombstone(result)
+    if refusal is not None:
+        raise refusal
     reply = WriteMemoryResponse.model_validate(result.public_view())
     return json_response(200 if result.replayed else 201, reply)
 
