@@ -191,3 +191,16 @@ def test_the_nightly_purge_never_removes_a_held_expired_record(api, t, container
     left = {r["id"]: r for r in rows_of(container, subject)}
     assert free not in left
     assert left[held]["status"] == "active" and MARK in left[held]["content"]
+
+
+def test_no_tenant_may_let_erasure_override_a_legal_hold(api):
+    # Given a tenant admin
+    admin = api.token(TENANT, "admin-1", ["admin"])
+    # When it asks for erasure to ignore legal holds
+    reply = api.put(
+        "/v1/policy", {"profile": "support", "overrides": {"legal_hold_exempts_erasure": False}}, token=admin
+    )
+    # Then it is refused naming the field, and the policy still keeps held records
+    assert reply.status == 422, reply.body
+    assert reply.body["error"]["field"] == "overrides.legal_hold_exempts_erasure"
+    assert api.get("/v1/policy", token=admin).body["effective"]["legal_hold_exempts_erasure"] is True
