@@ -24,6 +24,7 @@ from agent_memory.domain.enums import MemoryType, Status
 from agent_memory.domain.errors import InvalidRequest
 from agent_memory.domain.explanations import explain
 from agent_memory.observability import logger, metrics, tracer
+from agent_memory.services.write_gateway import refused_by_tombstone
 
 app = create_app()
 
@@ -46,6 +47,9 @@ def write_memory(body: Annotated[MemoryWriteBody, Body()]) -> Response[WriteMemo
             "explanation": explain(result.decision, result.reasons, slot=body.slot),
         }
     metrics.add_metric(name=f"decision_{result.decision.value}", unit="Count", value=1)
+    refusal = refused_by_tombstone(result)
+    if refusal is not None:
+        raise refusal
     reply = WriteMemoryResponse.model_validate(view)
     return json_response(200 if result.replayed else 201, reply)
 

@@ -100,7 +100,7 @@ def test_erasure_empties_every_layer_verifies_and_stays_erased(api, t, container
 
     # Replaying an old write does not bring it back; the refusal is audited
     replay = remember(api, t["agent"], "CUST-ERASE", "Visit 3: discussed the mortgage refinance options")
-    assert replay.body["decision"] == "rejected" and "tombstoned" in replay.body["reasons"]
+    assert replay.status == 409 and replay.body["error"]["reason"] == "tombstoned"
     assert layers_of(container, "era", "CUST-ERASE")["emb"] == 0
 
     # The same request sent again (same request reference) answers with the first erasure
@@ -275,7 +275,7 @@ def test_writes_racing_the_erasure_do_not_survive_it(api, t, container):
         i = 0
         while not stop.is_set():
             r = remember(api, t["agent"], "CUST-RACE", f"Late note {i} about the trust fund")
-            outcomes.append(r.body.get("decision"))
+            outcomes.append(r.body.get("decision") or r.body["error"].get("reason"))
             i += 1
 
     threads = [threading.Thread(target=writer) for _ in range(3)]
@@ -295,7 +295,8 @@ def test_writes_racing_the_erasure_do_not_survive_it(api, t, container):
             (verified_at,),
         ).fetchone()["n"]
     assert survivors == 0  # whatever exists now was written after the erasure finished
-    assert "rejected" in outcomes  # writers really ran into the erasure and were refused
+    # writers really ran into the erasure and were refused (409, its reason named)
+    assert {"erasure_in_progress", "tombstoned"} & set(outcomes)
 
 
 def test_erasure_removes_the_subjects_extraction_messages_from_the_outbox(api, t, container):

@@ -123,9 +123,7 @@ def test_erasure_empties_every_layer_of_the_subject_and_only_that_subject(api, t
     for who, body in written:
         if who == "target":
             replay = api.post("/v1/memories", {**body, "idempotency_key": None}, token=t["agent"])
-            assert replay.body["decision"] == "rejected" and "tombstoned" in replay.body["reasons"], (
-                replay.body
-            )
+            assert replay.status == 409 and replay.body["error"]["reason"] == "tombstoned", replay.body
     listed = api.get(f"/v1/subjects/{subjects['target']}/memories?status=active", token=t["reviewer"])
     assert listed.status == 200 and listed.body["memories"] == []
     assert container.reads.verify_audit(TENANT).ok

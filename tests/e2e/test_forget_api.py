@@ -135,10 +135,12 @@ def test_the_same_content_cannot_be_written_again_even_by_replaying_its_request(
         "/v1/memories", {k: v for k, v in body.items() if k != "idempotency_key"}, token=t["agent"]
     )
 
-    # Then both are refused by the tombstone, and nothing of the old memory comes back
+    # Then both are refused by the tombstone: a 409 conflict naming it, and nothing of the old
+    # memory comes back
     for r in (replay, fresh):
-        assert r.body["decision"] == "rejected" and "tombstoned" in r.body["reasons"], r.body
-        assert r.body["memory"] is None and MARK not in json.dumps(r.body)
+        assert r.status == 409, r.body
+        assert r.body["error"]["code"] == "conflict" and r.body["error"]["reason"] == "tombstoned"
+        assert MARK not in json.dumps(r.body)
     with container.db.tenant_transaction(TENANT) as conn:
         rows = conn.execute("SELECT status FROM memory_records WHERE subject_id = 'CUST-F3'").fetchall()
     assert [r["status"] for r in rows] == ["deleted"]

@@ -160,3 +160,30 @@ def test_identical_refusals_from_two_instances_are_one_event_per_window_with_the
     assert one.record(Refusal(**{**refusal.__dict__, "reason": "y"})) is True
     repeated = [e.payload["repeated"] for e in events(container, "window-co", DENIED)]
     assert repeated == [0, 4, 0]
+
+
+def test_given_a_refusal_on_a_route_naming_a_subject_then_the_event_carries_that_subject(
+    api, container, long_window
+):
+    # Given an agent, which may not erase, and a reviewer, which may not write
+    agent = api.token(TENANT, "agent-subj-3", ["agent"])
+    reviewer = api.token(TENANT, "rev-subj-4", ["reviewer"])
+    # When the agent asks to erase a subject (named in the path), and the reviewer writes a
+    # memory (the subject named in the body)
+    erase = api.post("/v1/subjects/CUST-PATH-8/erasure", {"reason": "gdpr_article_17"}, token=agent)
+    write = api.post(
+        "/v1/memories",
+        {
+            "subject_id": "CUST-BODY-9",
+            "type": "preference",
+            "content": "Prefers email.",
+            "source": {"kind": "customer_confirmed"},
+        },
+        token=reviewer,
+    )
+    # Then both are refused, and each denial event names the subject the request named
+    assert erase.status == write.status == 403
+    denied = {e.actor: e for e in events(container, TENANT, DENIED)}
+    assert denied["agent-subj-3"].subject_id == "CUST-PATH-8"
+    assert denied["rev-subj-4"].subject_id == "CUST-BODY-9"
+    assert "Prefers email" not in str(denied["rev-subj-4"].model_dump())

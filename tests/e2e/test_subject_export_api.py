@@ -239,7 +239,13 @@ def test_an_unknown_subject_or_another_tenants_exports_empty(api, t, held):
     for subject, token in (("CUST-NOBODY", t["privacy"]), (SUBJECT, t["other_tenant"])):
         doc, pages = export_all(api, token, subject=subject)
         assert pages == 1 and doc["memories"] == doc["sessions"] == doc["erasures"] == []
-        assert doc["legal_hold"] == {"held": False, "reason": None, "set_by": None, "set_at": None}
+        assert doc["legal_hold"] == {
+            "held": False,
+            "hold_id": None,
+            "reason": None,
+            "set_by": None,
+            "set_at": None,
+        }
 
 
 @pytest.mark.parametrize("role", ["agent", "auditor"])

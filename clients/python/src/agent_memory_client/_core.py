@@ -233,6 +233,7 @@ def error_from_response(response: httpx.Response) -> MemoryApiError:
         error.get("code") if isinstance(error.get("code"), str) else None,
         str(error.get("message") or response.reason_phrase or ""),
         field=error.get("field") if isinstance(error.get("field"), str) else None,
+        reason=error.get("reason") if isinstance(error.get("reason"), str) else None,
         request_id=request_id if isinstance(request_id, str) else None,
         retry_after=parse_retry_after(response.headers.get("retry-after")),
         body=payload,

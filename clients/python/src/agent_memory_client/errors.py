@@ -1,5 +1,5 @@
 """Typed errors: one class per HTTP status the service answers with, each carrying the error
-body's `code`, `message`, `field` and `request_id` (API.md: `{"error": {...}}`)."""
+body's `code`, `message`, `field`, `reason` and `request_id` (API.md: `{"error": {...}}`)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class MemoryApiError(MemoryClientError):
         message: str = "",
         *,
         field: str | None = None,
+        reason: str | None = None,
         request_id: str | None = None,
         retry_after: float | None = None,
         body: Any = None,
@@ -35,6 +36,7 @@ class MemoryApiError(MemoryClientError):
         self.code = code or self.default_code
         self.message = message
         self.field = field
+        self.reason = reason  # a machine-readable why (a 409 on a write: `tombstoned`)
         self.request_id = request_id
         self.retry_after = retry_after
         self.body = body

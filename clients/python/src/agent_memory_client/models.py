@@ -438,6 +438,21 @@ class ErasureStatus(ResponseModel):
     receipt: dict[str, Any] | None = None
     reason: str | None = None
     duplicate_of_earlier_request: bool = False  # the same request_reference was sent before
+    completes_erasure_id: str | None = None  # started when a hold over records it kept was released
+    completed_by: list[str] | None = None  # the erasures that completed this one after a release
+
+    @property
+    def retained_under_hold(self) -> list[RetainedUnderHold]:
+        """The receipt's records kept under a legal hold, per hold (empty before the receipt)."""
+        kept = (self.receipt or {}).get("retained_under_hold") or []
+        return [RetainedUnderHold.model_validate(k) for k in kept]
+
+
+class RetainedUnderHold(ResponseModel):
+    """Records an erasure kept because a legal hold covers them: the hold's id and how many."""
+
+    hold_id: str
+    records: int
 
 
 class AuditEvent(ResponseModel):
@@ -464,11 +479,15 @@ class AuditPage(ResponseModel):
 class SubjectHold(ResponseModel):
     subject_id: str
     legal_hold: bool
+    hold_id: str | None = None
+    erasure_id: str | None = None  # on release: the erasure completing one that kept held records
 
 
 class MemoryHold(ResponseModel):
     memory_id: str
     legal_hold: bool
+    hold_id: str | None = None
+    erasure_id: str | None = None  # on release: the erasure completing one that kept held records
 
 
 class PolicyView(ResponseModel):
@@ -501,6 +520,7 @@ class ForgetResult(ResponseModel):
 
 class LegalHoldView(ResponseModel):
     held: bool
+    hold_id: str | None = None
     reason: str | None = None
     set_by: str | None = None
     set_at: datetime | None = None

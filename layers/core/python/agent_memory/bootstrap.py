@@ -312,6 +312,7 @@ def _connect_services(container: Container) -> None:
     """What services call on each other (sealing the access log, starting an erasure) and what
     must stop before the pool closes."""
     container.lifecycle.seal_access_log = container.access_log.seal_tenant
+    container.lifecycle.hold_released = container.erasure.complete_after_release
     container.erasure.start_workflow = _workflow_starter(
         container.settings, container.erasure, container.on_close
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import json
 import threading
 from http import HTTPStatus
 from typing import Any
@@ -45,18 +46,27 @@ INTERNAL_ERROR_METRIC = "InternalError"
 RETRY_AFTER_S = 5
 
 
-def error_body(code: str, message: str, request_id: str | None, field: str | None = None) -> dict[str, Any]:
+def error_body(
+    code: str, message: str, request_id: str | None, field: str | None = None, reason: str | None = None
+) -> dict[str, Any]:
     """The error body every refusal answers, here and in the local front (`ErrorBody`; `field`
-    only when one is to blame)."""
-    detail = ErrorDetail(code=code, message=message, field=field or None, request_id=request_id)
+    only when one is to blame, `reason` only when the refusal names one)."""
+    detail = ErrorDetail(
+        code=code, message=message, field=field or None, request_id=request_id, reason=reason or None
+    )
     return ErrorBody(error=detail).model_dump(mode="json")
 
 
 def error_response(
-    status: int, code: str, message: str, request_id: str | None, field: str | None = None
+    status: int,
+    code: str,
+    message: str,
+    request_id: str | None,
+    field: str | None = None,
+    reason: str | None = None,
 ) -> Response:
     """A refusal as the resolver answers it: `error_body`, with Retry-After on a 503."""
-    return json_response(status, error_body(code, message, request_id, field))
+    return json_response(status, error_body(code, message, request_id, field, reason))
 
 
 def _request_id(app: APIGatewayRestResolver) -> str | None:
@@ -278,7 +288,7 @@ def _map_errors(app: APIGatewayRestResolver) -> None:
             # A database outage is counted (metrics) but not written to the chain: the write would
             # wait for the same database again and the 503 would come late, to record nothing.
             _record_retrieval_failure(app, exc.status, exc.code, exc.message)
-        return error_response(exc.status, exc.code, exc.message, _request_id(app), exc.field)
+        return error_response(exc.status, exc.code, exc.message, _request_id(app), exc.field, exc.reason)
 
     @app.exception_handler(RequestValidationError)
     def _validation(exc: RequestValidationError) -> Response:
@@ -363,6 +373,27 @@ def _route_of(event: Any) -> str:
     return f"{str(get('httpMethod') or '').upper()} {get('resource') or 'unknown'}"
 
 
+def _named_subject(event: Any) -> str | None:
+    """The subject a request names (path, then query, then a JSON body's `subject_id`), when it
+    is a valid id; None otherwise. Read for the audit of a refusal only, never to authorize."""
+    get = event.get if isinstance(event, dict) else getattr(event, "get", None)
+    if get is None:
+        return None
+    candidates = [
+        (get("pathParameters") or {}).get("subject_id"),
+        (get("queryStringParameters") or {}).get("subject_id"),
+    ]
+    body = get("body")
+    if isinstance(body, str) and body and not get("isBase64Encoded") and len(body) <= 1_000_000:
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            candidates.append(parsed.get("subject_id"))
+    return next((c for c in candidates if isinstance(c, str) and valid_id(c)), None)
+
+
 def _record_denial(app: APIGatewayRestResolver, status: int, code: str, reason: str) -> None:
     """A 401 or 403 decided by the service: in the caller's tenant's chain when the tenant is
     genuine (the checked principal; for a 401, the authorizer's tenant). A request that reached
@@ -377,6 +408,7 @@ def _record_denial(app: APIGatewayRestResolver, status: int, code: str, reason: 
         status=status,
         code=code,
         reason=reason,
+        subject_id=_named_subject(app.current_event),
     )
 
 
@@ -406,6 +438,7 @@ def _record_refusal(
     status: int,
     code: str,
     reason: str,
+    subject_id: str | None = None,
 ) -> None:
     if not isinstance(tenant_id, str) or not tenant_id:
         return  # no tenant anyone can trust: no chain to write to
@@ -427,6 +460,7 @@ def _record_refusal(
             status=status,
             code=code,
             reason=reason,
+            subject_id=subject_id,
         )
     )
 

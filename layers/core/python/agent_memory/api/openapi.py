@@ -154,7 +154,7 @@ RESPONSE_EXAMPLES: dict[tuple[str, str], tuple[type[BaseModel], dict[str, Any]]]
         {
             "subject_id": "ACC-CORP-4812",
             "generated_at": "2026-10-02T15:00:00Z",
-            "legal_hold": {"held": False, "reason": None, "set_by": None, "set_at": None},
+            "legal_hold": {"held": False, "hold_id": None, "reason": None, "set_by": None, "set_at": None},
             "tombstones": {"deletions": 0, "erasures": 0, "deleted_memories": 0},
             "memories": [],
             "sessions": [],

@@ -7,10 +7,11 @@ class DomainError(Exception):
     code = "invalid_request"
     status = 400
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        self.reason = reason  # a machine-readable why, beside the code (e.g. a conflict's `tombstoned`)
 
 
 class InvalidRequest(DomainError):

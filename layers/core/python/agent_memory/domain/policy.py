@@ -100,7 +100,9 @@ class PolicyProfile(BaseModel):
     unverified_max_ttl_days: int = Field(default=UNVERIFIED_MAX_TTL_DAYS, ge=1, le=UNVERIFIED_MAX_TTL_DAYS)
     retrieval_max_tokens: int = Field(default=2048, ge=64, le=200_000)
     envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
-    legal_hold_exempts_erasure: bool = False
+    # A legal hold wins over erasure and the purge (GDPR Art. 17(3)(e)): held records are kept and
+    # listed in the erasure's receipt. Fixed: no tenant may turn it off (`guardrail_violations`).
+    legal_hold_exempts_erasure: bool = True
     # Identical refusals (same actor, route and reason) and failed retrievals are written to the audit
     # chain at most once per this many seconds each; the ones in between are counted in the next.
     refusal_audit_window_seconds: int = Field(default=60, ge=10, le=3600)
@@ -221,6 +223,13 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
         )
     if any(p.accepts_evidence(placeholder) for placeholder in NOT_EVIDENCE):
         out.append(("evidence_ref_pattern", "must refuse placeholders such as 'none', 'n/a', 'ok' and '-'"))
+    if not p.legal_hold_exempts_erasure:
+        out.append(
+            (
+                "legal_hold_exempts_erasure",
+                "records under a legal hold are always kept through an erasure (GDPR Art. 17(3)(e))",
+            )
+        )
     if p.envelope_tokens > preset.envelope_tokens:
         out.append(
             ("envelope_tokens", f"the {preset.name} envelope is at most {preset.envelope_tokens} tokens")

@@ -92,10 +92,11 @@ class SessionTranscript(TypedDict):
 
 
 class HeldRecord(TypedDict):
-    """A record whose legal hold was set or cleared."""
+    """A record whose legal hold was set or cleared, and that hold's id (None: it had none)."""
 
     id: str
     subject_id: str
+    hold_id: str | None
 
 
 class DuplicateGroup(TypedDict):
@@ -147,6 +148,7 @@ class ErasureRow(TypedDict):
     created_at: datetime
     updated_at: datetime
     completed_at: datetime | None
+    completes_erasure_id: str | None  # the erasure whose held records this one erased
 
 
 class OverdueErasure(TypedDict):
@@ -207,6 +209,7 @@ class SubjectErasureRow(TypedDict):
 class SubjectHold(TypedDict):
     """A subject's legal hold."""
 
+    hold_id: str
     reason: str
     set_by: str
     set_at: datetime

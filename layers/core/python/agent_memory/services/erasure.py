@@ -1,6 +1,12 @@
 """Subject erasure (GDPR Art. 17, DEL-01): the steps of `domain.erasure_steps`,
 each idempotent and safe to re-run, verified before anything is called done.
 
+A legal hold wins (GDPR Art. 17(3)(e): data needed for legal claims): records under a hold (their
+own, or their subject's) are kept with their audit, verification counts what is left apart from
+them, and the receipt lists them as `retained_under_hold` (hold id and count, no content). A held
+subject keeps its sessions and transcripts too. Releasing the hold starts a new erasure that
+completes the first (`completes_erasure_id`), with a receipt of its own.
+
 In AWS a Step Functions state machine runs the steps (one Lambda task each);
 locally `LocalErasureRunner` runs the same list with the same retry policy.
 """
@@ -69,10 +75,33 @@ class ErasureService:
     # -- API ---------------------------------------------------------------------
     def request(self, principal: Principal, subject_id: str, body: ErasureRequest) -> dict[str, Any]:
         require_mutation(principal, Role.PRIVACY_OFFICER, action="request erasure")
+        return self._start(principal, subject_id, body)
+
+    def complete_after_release(self, principal: Principal, subject_id: str, hold_id: str) -> str | None:
+        """A hold was released: when the subject's latest erasure kept records under it, start the
+        erasure that completes it (a new erasure id and receipt naming the first). Its id, or None."""
+        with self.store.tenant(principal.tenant_id) as s:
+            latest = s.latest_erasure(subject_id)
+        if latest is None:
+            return None
+        retained = (latest["receipt"] or {}).get("retained_under_hold") or []
+        if not any(r.get("hold_id") == hold_id for r in retained):
+            return None
+        started = self._start(
+            principal,
+            subject_id,
+            ErasureRequest(reason="legal_hold_released", request_reference=latest["request_reference"]),
+            completes=latest["erasure_id"],
+        )
+        return str(started["erasure_id"])
+
+    def _start(
+        self, principal: Principal, subject_id: str, body: ErasureRequest, *, completes: str | None = None
+    ) -> dict[str, Any]:
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
             s.lock_subject_exclusive(subject_id)
-            if body.request_reference:
+            if body.request_reference and completes is None:
                 # Idempotency belongs to the request, not to the subject: the same data-subject
                 # request sent twice answers with its first erasure; any other request runs again,
                 # since data may have arrived since the last one (a replayed session, a paraphrase).
@@ -91,6 +120,7 @@ class ErasureService:
                 requested_by=principal.sub,
                 steps=steps,
                 deadline=now + timedelta(hours=ERASURE_DEADLINE_HOURS),
+                completes_erasure_id=completes,
             )
             s.append_events(
                 [
@@ -100,7 +130,11 @@ class ErasureService:
                         None,
                         subject_id,
                         body.reason,
-                        {"erasure_id": erasure_id, "request_reference": body.request_reference},
+                        {
+                            "erasure_id": erasure_id,
+                            "request_reference": body.request_reference,
+                            **({"completes_erasure_id": completes} if completes else {}),
+                        },
                     )
                 ]
             )
@@ -115,7 +149,11 @@ class ErasureService:
         require_read(principal, Role.PRIVACY_OFFICER)
         with self.store.tenant(principal.tenant_id) as s:
             row = _required(s.get_erasure(erasure_id), erasure_id)
-        return self._view(row, self.clock())
+            completed_by = s.completing_erasures(erasure_id)
+        view = self._view(row, self.clock())
+        if completed_by:
+            view["completed_by"] = completed_by
+        return view
 
     @staticmethod
     def _view(row: ErasureRow, now: datetime) -> dict[str, Any]:
@@ -128,6 +166,8 @@ class ErasureService:
             "steps": row["steps"],
             "receipt": row["receipt"],
         }
+        if row.get("completes_erasure_id"):
+            view["completes_erasure_id"] = row["completes_erasure_id"]
         if row["failure_reason"]:
             view["reason"] = row["failure_reason"]
         return view
@@ -229,6 +269,9 @@ class ErasureService:
     def _step_purge_objects(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
         if self.objects is None:
             return {"count": 0}
+        with self.store.tenant(tenant_id) as s:
+            if s.subject_held(req["subject_id"]):
+                return {"count": 0, "held": True}  # a held subject's transcripts are kept with it
         n = self.objects.delete_prefix(subject_prefix(tenant_id, req["subject_id"]))
         for key in req["lineage_keys"]:
             if key.startswith("transcript:"):
@@ -245,8 +288,11 @@ class ErasureService:
         with self.store.tenant(tenant_id) as s:
             found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])
             found["working"] = s.count_subject_working(req["subject_id"])
+            held = s.subject_held(req["subject_id"])
         found["objects"] = (
-            self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"])) if self.objects else 0
+            self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"]))
+            if self.objects and not held
+            else 0
         )
         left = {k: v for k, v in found.items() if v}
         if left:
@@ -262,6 +308,7 @@ class ErasureService:
             if verify.get("status") != "succeeded":
                 raise ErasureNotClean("receipt refused: verification has not succeeded")
             derived = counts["purge_derived"].get("derived") or 0
+            retained = s.retained_under_hold(req["subject_id"])
             receipt = {
                 "erasure_id": req["erasure_id"],
                 "subject_id": req["subject_id"],
@@ -276,7 +323,11 @@ class ErasureService:
                 "requested_at": current["created_at"].isoformat(),
                 "verified_at": now.isoformat(),
                 "verification": {k: 0 for k in VERIFIED_LAYERS},
+                # Kept under a legal hold (GDPR Art. 17(3)(e)), by hold: erased once it is released.
+                "retained_under_hold": retained,
             }
+            if current.get("completes_erasure_id"):
+                receipt["completes_erasure_id"] = current["completes_erasure_id"]
             steps = _set_step(current["steps"], "receipt", status="succeeded", count=1)
             s.update_erasure(
                 req["erasure_id"],
@@ -296,6 +347,7 @@ class ErasureService:
                         {
                             "erasure_id": req["erasure_id"],
                             **{k: receipt[k] for k in ("records", "embeddings", "derived", "objects")},
+                            "retained_under_hold": retained,
                         },
                     )
                 ]

@@ -35,6 +35,7 @@ _ALL_STATUSES = [s.value for s in Status]
 
 class LegalHoldView(BaseModel):
     held: bool
+    hold_id: str | None = None
     reason: str | None = None
     set_by: str | None = None
     set_at: datetime | None = None

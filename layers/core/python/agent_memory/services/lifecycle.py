@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from agent_memory.domain.enums import EventType, Role, Status
 from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.domain.policy import PolicyProfile
-from agent_memory.domain.records import MemoryRecord, Principal, utcnow
+from agent_memory.domain.records import MemoryRecord, Principal, new_id, utcnow
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
 from agent_memory.ports.embedder import Embedder
@@ -80,6 +80,8 @@ class LifecycleService:
         self.objects = objects
         self.transcript_ttl_days = transcript_ttl_days
         self.seal_access_log = seal_access_log
+        # Completes an erasure that kept records under a hold now released (its id, or None).
+        self.hold_released: Callable[[Principal, str, str], str | None] | None = None
         self.embedder = embedder
         self.system_of_record = system_of_record
         self.clock = clock
@@ -428,9 +430,9 @@ class LifecycleService:
         require_mutation(principal, Role.PRIVACY_OFFICER, action="set legal holds")
         with self.store.tenant(principal.tenant_id) as s:
             if hold:
-                s.set_subject_hold(subject_id, reason, principal.sub)
+                hold_id: str | None = s.set_subject_hold(subject_id, reason, principal.sub, new_id("hold"))
             else:
-                s.clear_subject_hold(subject_id)
+                hold_id = s.clear_subject_hold(subject_id)
             s.append_events(
                 [
                     NewEvent(
@@ -439,11 +441,13 @@ class LifecycleService:
                         None,
                         subject_id,
                         "legal_hold_set" if hold else "legal_hold_cleared",
-                        {"reason": reason},
+                        {"reason": reason, "hold_id": hold_id},
                     )
                 ]
             )
-        return {"subject_id": subject_id, "legal_hold": hold}
+        return {"subject_id": subject_id, "legal_hold": hold} | self._released(
+            principal, subject_id, hold_id, hold
+        )
 
     def set_record_hold(
         self, principal: Principal, memory_id: str, *, hold: bool, reason: str
@@ -452,7 +456,7 @@ class LifecycleService:
         with self.store.tenant(principal.tenant_id) as s:
             if visible(principal, s.get_record(memory_id, for_update=True)) is None:
                 raise NotFound(f"memory {memory_id} not found")  # above clearance looks like absent
-            row = s.set_record_hold(memory_id, hold)
+            row = s.set_record_hold(memory_id, hold, new_id("hold"))
             if row is None:
                 raise NotFound(f"memory {memory_id} not found")
             s.append_events(
@@ -463,8 +467,21 @@ class LifecycleService:
                         memory_id,
                         row["subject_id"],
                         "legal_hold_set" if hold else "legal_hold_cleared",
-                        {"reason": reason},
+                        {"reason": reason, "hold_id": row["hold_id"]},
                     )
                 ]
             )
-        return {"memory_id": memory_id, "legal_hold": hold}
+        return {"memory_id": memory_id, "legal_hold": hold} | self._released(
+            principal, row["subject_id"], row["hold_id"], hold
+        )
+
+    def _released(
+        self, principal: Principal, subject_id: str, hold_id: str | None, hold: bool
+    ) -> dict[str, Any]:
+        """The hold's id, and on release the erasure it lets complete (when one kept records under it)."""
+        out: dict[str, Any] = {"hold_id": hold_id} if hold_id else {}
+        if not hold and hold_id and self.hold_released is not None:
+            erasure_id = self.hold_released(principal, subject_id, hold_id)
+            if erasure_id:
+                out["erasure_id"] = erasure_id
+        return out

@@ -11,7 +11,9 @@ What is recorded, in the tenant's hash chain:
   unexpected error in the broker).
 
 Each event names who (the token's subject), the route template (never the concrete path, which
-holds ids), the status, the refusal's code and its reason; never content, never a subject id.
+holds ids), the status, the refusal's code and its reason, and the subject the request named (in
+its path, query or body: the event's `subject_id`, so a subject's audit trail shows the attempts on
+it); never content.
 Identical events (same tenant, actor, route, reason) are written at most once per the tenant's
 `refusal_audit_window_seconds`; the ones in between are counted in the database (so the bound holds
 across every function instance) and reported as `repeated` by the next event of the same key.
@@ -49,6 +51,7 @@ class Refusal:
     status: int
     code: str
     reason: str
+    subject_id: str | None = None  # the subject the request named, when it named a valid one
 
 
 class RefusalLog:
@@ -93,7 +96,7 @@ class RefusalLog:
                         refusal.event_type.value,
                         refusal.actor,
                         None,
-                        None,
+                        refusal.subject_id,
                         reason,
                         {
                             "route": refusal.route,

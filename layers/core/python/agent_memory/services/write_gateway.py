@@ -435,3 +435,21 @@ def _strip_view(memory: object) -> object:
     if isinstance(memory, dict):
         return {k: v for k, v in memory.items() if k != "verified"}
     return memory
+
+
+# What a tombstone's refusal of a single write says: the text was deleted or erased before, and it
+# does not come back (nothing is written). A batch and the MCP tools report it as a `rejected` decision.
+_TOMBSTONE_REFUSALS = {
+    "tombstoned": "this content was deleted or erased before: a tombstone refuses its return",
+    "erasure_in_progress": "the subject is being erased: nothing is admitted until the erasure ends",
+}
+
+
+def refused_by_tombstone(result: WriteResult) -> Conflict | None:
+    """The 409 a single write answers when a tombstone (or a running erasure) refused it."""
+    if result.decision is not Decision.REJECTED:
+        return None
+    for reason, message in _TOMBSTONE_REFUSALS.items():
+        if reason in result.reasons:
+            return Conflict(message, reason=reason)
+    return None

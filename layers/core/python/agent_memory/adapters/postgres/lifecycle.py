@@ -15,7 +15,7 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from agent_memory.adapters.postgres.erasure import ErasureQueries
+from agent_memory.adapters.postgres.erasure import RECORD_HOLD_ID, ErasureQueries
 from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.ports.rows import (
     DeletedRecord,
@@ -92,8 +92,10 @@ class LifecycleQueries(ErasureQueries):
         rows = self.conn.execute(
             f"""
             WITH doomed AS (
-                SELECT id FROM memory_records
+                SELECT id FROM memory_records r
                  WHERE tenant_id = %(t)s AND status = 'expired' AND valid_to <= %(cut)s AND NOT legal_hold
+                   AND NOT EXISTS (SELECT 1 FROM subject_holds h
+                                    WHERE h.tenant_id = r.tenant_id AND h.subject_id = r.subject_id)
                    AND (valid_to, id) > (coalesce(%(after_at)s::timestamptz, '-infinity'), %(after_id)s)
                  ORDER BY valid_to, id LIMIT %(lim)s FOR UPDATE SKIP LOCKED
             )
@@ -112,8 +114,10 @@ class LifecycleQueries(ErasureQueries):
             rows += self.conn.execute(
                 """
                 WITH doomed AS (
-                    SELECT id FROM memory_records
+                    SELECT id FROM memory_records r
                      WHERE tenant_id = %(t)s AND status = 'rejected' AND created_at <= %(cut)s AND NOT legal_hold
+                       AND NOT EXISTS (SELECT 1 FROM subject_holds h
+                                        WHERE h.tenant_id = r.tenant_id AND h.subject_id = r.subject_id)
                      ORDER BY created_at, id LIMIT %(lim)s FOR UPDATE SKIP LOCKED
                 )
                 DELETE FROM memory_records m USING doomed WHERE m.id = doomed.id
@@ -136,7 +140,7 @@ class LifecycleQueries(ErasureQueries):
                                AND NOT legal_hold AND NOT on_hold) AS expire,
               count(*) FILTER (WHERE ((status = 'expired' AND valid_to <= %(arch)s)
                                       OR (status = 'rejected' AND created_at <= %(arch)s))
-                               AND NOT legal_hold) AS delete,
+                               AND NOT legal_hold AND NOT on_hold) AS delete,
               count(*) FILTER (WHERE (legal_hold OR on_hold) AND expires_at IS NOT NULL
                                AND expires_at <= %(now)s AND status = 'active') AS held
             FROM (SELECT r.*, EXISTS (SELECT 1 FROM subject_holds h WHERE h.tenant_id = r.tenant_id
@@ -232,22 +236,25 @@ class LifecycleQueries(ErasureQueries):
         )
 
     # -- legal hold ----------------------------------------------------------------
-    def set_subject_hold(self, subject_id: str, reason: str, actor: str) -> None:
-        self.conn.execute(
-            """INSERT INTO subject_holds (tenant_id, subject_id, reason, set_by) VALUES (%s, %s, %s, %s)
+    def set_subject_hold(self, subject_id: str, reason: str, actor: str, hold_id: str) -> str:
+        """Place (or restate) the subject's hold; a hold already in place keeps its id."""
+        row = self.conn.execute(
+            """INSERT INTO subject_holds (tenant_id, subject_id, reason, set_by, hold_id) VALUES (%s, %s, %s, %s, %s)
                ON CONFLICT (tenant_id, subject_id) DO UPDATE SET reason = EXCLUDED.reason, set_by = EXCLUDED.set_by,
-                                                                 set_at = now()""",
-            (self.tenant_id, subject_id, reason, actor),
-        )
+                                                                 set_at = now()
+               RETURNING hold_id""",
+            (self.tenant_id, subject_id, reason, actor, hold_id),
+        ).fetchone()
+        assert row is not None
+        return str(row["hold_id"])
 
-    def clear_subject_hold(self, subject_id: str) -> bool:
-        return (
-            self.conn.execute(
-                "DELETE FROM subject_holds WHERE tenant_id = %s AND subject_id = %s RETURNING subject_id",
-                (self.tenant_id, subject_id),
-            ).fetchone()
-            is not None
-        )
+    def clear_subject_hold(self, subject_id: str) -> str | None:
+        """Release the subject's hold; its id, or None when there was none."""
+        row = self.conn.execute(
+            "DELETE FROM subject_holds WHERE tenant_id = %s AND subject_id = %s RETURNING hold_id",
+            (self.tenant_id, subject_id),
+        ).fetchone()
+        return str(row["hold_id"]) if row else None
 
     def subject_on_hold(self, subject_id: str) -> bool:
         return (
@@ -258,10 +265,18 @@ class LifecycleQueries(ErasureQueries):
             is not None
         )
 
-    def set_record_hold(self, memory_id: str, hold: bool) -> HeldRecord | None:
+    def set_record_hold(self, memory_id: str, hold: bool, hold_id: str) -> HeldRecord | None:
+        """Set or release one record's hold. `hold_id` is the hold's id (kept when one is already
+        in place); the row returned names the hold set or released (None: there was none)."""
         row = self.conn.execute(
-            "UPDATE memory_records SET legal_hold = %s WHERE tenant_id = %s AND id = %s RETURNING id, subject_id",
-            (hold, self.tenant_id, memory_id),
+            f"""UPDATE memory_records m
+                   SET legal_hold = %(hold)s,
+                       legal_hold_id = CASE WHEN %(hold)s THEN coalesce(o.held, %(hid)s) END
+                  FROM (SELECT id, CASE WHEN legal_hold THEN {RECORD_HOLD_ID.format(r="memory_records")} END AS held
+                          FROM memory_records WHERE tenant_id = %(t)s AND id = %(id)s FOR UPDATE) o
+                 WHERE m.tenant_id = %(t)s AND m.id = o.id
+             RETURNING m.id, m.subject_id, coalesce(m.legal_hold_id, o.held) AS hold_id""",
+            {"hold": hold, "hid": hold_id, "t": self.tenant_id, "id": memory_id},
         ).fetchone()
         return cast(HeldRecord | None, row)
 

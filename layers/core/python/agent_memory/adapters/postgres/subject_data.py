@@ -139,7 +139,7 @@ class SubjectDataQueries:
 
     def subject_hold(self, subject_id: str) -> SubjectHold | None:
         row = self.conn.execute(
-            "SELECT reason, set_by, set_at FROM subject_holds WHERE tenant_id = %s AND subject_id = %s",
+            "SELECT hold_id, reason, set_by, set_at FROM subject_holds WHERE tenant_id = %s AND subject_id = %s",
             (self.tenant_id, subject_id),
         ).fetchone()
         return cast(SubjectHold | None, row)

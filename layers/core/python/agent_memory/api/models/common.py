@@ -60,6 +60,9 @@ class ErrorDetail(ResponseModel):
     message: str = Field(description="what was refused and why; never a stack trace or another tenant's data")
     request_id: str | None = Field(description="quote it when reporting a problem")
     field: str | None = omitted_when_absent("the offending field or parameter, when one is to blame")
+    reason: str | None = omitted_when_absent(
+        "why, as a word a program can test (a 409 on a write: `tombstoned`, `erasure_in_progress`)"
+    )
 
 
 class ErrorBody(ResponseModel):

@@ -40,6 +40,13 @@ class ErasureStepView(ResponseModel):
     attempts: int
 
 
+class RetainedUnderHold(ResponseModel):
+    """Records an erasure kept because a legal hold covers them (GDPR Art. 17(3)(e)): no content."""
+
+    hold_id: str = Field(description="the hold: one memory's, or its subject's")
+    records: int = Field(description="how many of the subject's records it kept")
+
+
 class ErasureReceipt(ResponseModel):
     """Proof of a verified erasure: what was removed from each layer, and that nothing is left."""
 
@@ -58,6 +65,14 @@ class ErasureReceipt(ResponseModel):
     requested_at: Timestamp
     verified_at: Timestamp
     verification: dict[str, int] = Field(description="per layer, what verification found left: all zero")
+    retained_under_hold: list[RetainedUnderHold] = Field(
+        default_factory=list,
+        description="records kept under a legal hold, per hold (not counted as left by verification); "
+        "releasing the hold starts the erasure that completes this one",
+    )
+    completes_erasure_id: str | None = omitted_when_absent(
+        "the erasure whose held records this one erased, once their hold was released"
+    )
 
 
 class ErasureStatus(ResponseModel):
@@ -90,6 +105,12 @@ class ErasureStatus(ResponseModel):
     duplicate_of_earlier_request: bool = omitted_unless_true(
         "the same request_reference was sent before: this is that request's erasure"
     )
+    completes_erasure_id: str | None = omitted_when_absent(
+        "the erasure this one completes: started when a hold over records it kept was released"
+    )
+    completed_by: list[str] | None = omitted_when_absent(
+        "the erasures that completed this one after a hold over records it kept was released"
+    )
 
 
 class SubjectHold(ResponseModel):
@@ -99,6 +120,10 @@ class SubjectHold(ResponseModel):
 
     subject_id: str
     legal_hold: bool
+    hold_id: str | None = omitted_when_absent("the hold set or released")
+    erasure_id: str | None = omitted_when_absent(
+        "on release: the erasure started to complete one that kept records under this hold"
+    )
 
 
 class MemoryHold(ResponseModel):
@@ -108,3 +133,7 @@ class MemoryHold(ResponseModel):
 
     memory_id: str
     legal_hold: bool
+    hold_id: str | None = omitted_when_absent("the hold set or released")
+    erasure_id: str | None = omitted_when_absent(
+        "on release: the erasure started to complete one that kept records under this hold"
+    )
