@@ -6,12 +6,16 @@ A tenant picks a preset (`crm`, `support`, `wealth`) and may override fields.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, StringConstraints
 
 from agent_memory.domain.enums import FactCategory, MemoryType, Sensitivity
 from agent_memory.domain.memory_types import TYPE_SPECS
+from agent_memory.domain.sanitize import PERSONAL_CLASSES
+
+PersonalClass = Literal["email", "phone", "date_of_birth", "passport"]
+PersonalHandling = Literal["mask", "keep"]
 
 # Slots whose truth the system of record owns: memory never asserts them from
 # conversation, and retrieval checks them against the live value.
@@ -80,6 +84,18 @@ class PolicyProfile(BaseModel):
     ticket_resolved_statuses: frozenset[TicketStatus] = Field(
         default=frozenset({"resolved", "closed"}), min_length=1, max_length=20
     )
+    # Personal identifiers beyond the financial and national ones every tenant masks: each class is
+    # detected, then masked ("mask") or kept as written ("keep") in a memory's content and value.
+    # A class not listed is masked. Short free-text fields (references, reasons) always mask.
+    # Every preset masks all four: the seeds ask for data minimization, the system of record owns
+    # contact details, and what memory needs is the preference ("email, not phone"), not the address.
+    personal_identifiers: dict[PersonalClass, PersonalHandling] = Field(
+        default_factory=lambda: dict.fromkeys(PERSONAL_CLASSES, "mask")
+    )
+
+    def kept_identifier_classes(self) -> frozenset[str]:
+        """The personal identifier classes this tenant keeps as written."""
+        return frozenset(c for c, how in self.personal_identifiers.items() if how == "keep")
 
     def ttl_for(self, memory_type: MemoryType) -> int | None:
         return self.ttl_days.get(memory_type)
