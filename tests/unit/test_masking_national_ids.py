@@ -176,3 +176,16 @@ def test_given_a_heldout_file_beside_the_corpus_when_benchmarked_then_it_is_its_
     assert held["examples"] == 2 and held["per_type"]["sin"]["recall"] == 1.0
     assert report["split"] == "development" and report["examples"] > 400
     assert set(PERSONAL_CLASSES) <= set(report["per_type"])
+
+
+def test_given_the_policy_model_when_its_personal_classes_are_listed_then_they_are_the_detectors():
+    from typing import get_args
+
+    from agent_memory.domain.policy import PersonalClass, PolicyProfile
+
+    # Given the classes the policy names and the ones the masker detects
+    # Then they are the same, and a profile masks every one by default
+    assert get_args(PersonalClass) == PERSONAL_CLASSES
+    default = PolicyProfile(name="x", ttl_days={})
+    assert default.personal_identifiers == dict.fromkeys(PERSONAL_CLASSES, "mask")
+    assert default.kept_identifier_classes() == frozenset()

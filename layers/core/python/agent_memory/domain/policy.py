@@ -12,10 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, StringConstraint
 
 from agent_memory.domain.enums import FactCategory, MemoryType, Sensitivity
 from agent_memory.domain.memory_types import TYPE_SPECS
-from agent_memory.domain.sanitize import PERSONAL_CLASSES
 
 PersonalClass = Literal["email", "phone", "date_of_birth", "passport"]
 PersonalHandling = Literal["mask", "keep"]
+_MASK_EVERY_PERSONAL_CLASS: dict[PersonalClass, PersonalHandling] = {
+    "email": "mask",
+    "phone": "mask",
+    "date_of_birth": "mask",
+    "passport": "mask",
+}
 
 # Slots whose truth the system of record owns: memory never asserts them from
 # conversation, and retrieval checks them against the live value.
@@ -90,7 +95,7 @@ class PolicyProfile(BaseModel):
     # Every preset masks all four: the seeds ask for data minimization, the system of record owns
     # contact details, and what memory needs is the preference ("email, not phone"), not the address.
     personal_identifiers: dict[PersonalClass, PersonalHandling] = Field(
-        default_factory=lambda: dict.fromkeys(PERSONAL_CLASSES, "mask")
+        default_factory=lambda: dict(_MASK_EVERY_PERSONAL_CLASS)
     )
 
     def kept_identifier_classes(self) -> frozenset[str]:

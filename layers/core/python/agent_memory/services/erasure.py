@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_memory.domain.audit import erasure_reference_digest
 from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.erasure_steps import ERASURE_DEADLINE_HOURS, ERASURE_STEPS, ErasureStep, step_names
 from agent_memory.domain.errors import NotFound, Unavailable
@@ -27,7 +28,16 @@ from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.services.authorization import require_mutation, require_read
 from agent_memory.services.sessions import subject_prefix
 
-VERIFIED_LAYERS = ("records", "embeddings", "fulltext", "derived", "cache", "objects", "working")
+VERIFIED_LAYERS = (
+    "records",
+    "embeddings",
+    "fulltext",
+    "derived",
+    "cache",
+    "objects",
+    "working",
+    "audit_text",
+)
 
 
 class ErasureRequest(BaseModel):
@@ -67,7 +77,9 @@ class ErasureService:
                 # Idempotency belongs to the request, not to the subject: the same data-subject
                 # request sent twice answers with its first erasure; any other request runs again,
                 # since data may have arrived since the last one (a replayed session, a paraphrase).
-                earlier = s.erasure_by_reference(subject_id, body.request_reference)
+                earlier = s.erasure_by_reference(
+                    subject_id, erasure_reference_digest(subject_id, body.request_reference)
+                )
                 if earlier is not None:
                     return self._view(earlier, now) | {"duplicate_of_earlier_request": True}
             # A subject this tenant has never held gets a verified zero receipt, whether or not some
@@ -79,6 +91,11 @@ class ErasureService:
                 subject_id=subject_id,
                 reason=body.reason,
                 request_reference=body.request_reference,
+                request_reference_sha256=(
+                    erasure_reference_digest(subject_id, body.request_reference)
+                    if body.request_reference
+                    else None
+                ),
                 requested_by=principal.sub,
                 steps=steps,
                 deadline=now + timedelta(hours=ERASURE_DEADLINE_HOURS),
@@ -90,8 +107,13 @@ class ErasureService:
                         principal.sub,
                         None,
                         subject_id,
-                        body.reason,
-                        {"erasure_id": erasure_id, "request_reference": body.request_reference},
+                        "erasure_requested",
+                        # the caller's words go beside the chain (erased with the subject)
+                        {
+                            "erasure_id": erasure_id,
+                            "reason": body.reason,
+                            "request_reference": body.request_reference,
+                        },
                     )
                 ]
             )
@@ -203,6 +225,9 @@ class ErasureService:
             # Working memory of the subject's open sessions, live or expired (the same transaction
             # holds the subject's exclusive lock: no working write interleaves).
             counts["working"] = s.purge_subject_working(req["subject_id"])
+            # The free text of the subject's audit events (reasons, evidence and request
+            # references), kept beside the chain: the chain keeps only its salted digests.
+            counts["audit_text"] = s.purge_subject_audit_text(req["subject_id"])
             s.append_events(
                 [
                     NewEvent(
@@ -236,6 +261,7 @@ class ErasureService:
         with self.store.tenant(tenant_id) as s:
             found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])
             found["working"] = s.count_subject_working(req["subject_id"])
+            found["audit_text"] = s.count_subject_audit_text(req["subject_id"])
         found["objects"] = (
             self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"])) if self.objects else 0
         )
@@ -256,7 +282,10 @@ class ErasureService:
             receipt = {
                 "erasure_id": req["erasure_id"],
                 "subject_id": req["subject_id"],
-                "request_reference": current["request_reference"],
+                # The requester's words may name the subject: the receipt names the request by
+                # its reference's digest, and the row forgets the reason and the reference.
+                "request_reference": None,
+                "request_reference_sha256": current["request_reference_sha256"],
                 "records": counts["resolve_lineage"].get("count") or 0,
                 "embeddings": counts["purge_index"].get("count") or 0,
                 "derived": derived,
@@ -275,6 +304,8 @@ class ErasureService:
                 receipt=receipt,
                 steps=steps,
                 completed_at=now,
+                reason=None,
+                request_reference=None,
             )
             s.append_events(
                 [

@@ -70,7 +70,7 @@ class SessionView(BaseModel):
 class ErasureView(BaseModel):
     erasure_id: str
     status: str
-    reason: str
+    reason: str | None
     request_reference: str | None
     requested_by: str
     deadline: datetime
