@@ -219,6 +219,9 @@ def test_given_a_number_labelled_as_something_else_that_is_no_usual_card_when_ma
         "confirmation no. 6011000990139424",
         "Invoice INV-5105105105105100 is overdue",
         "Tracking number 3782 822463 10005 from the courier",
+        "ref 30569309025904",
+        "my phone is 4111 1111 1111 1111",
+        "call +4111111111111111",
     ],
 )
 def test_given_a_valid_card_number_under_another_label_when_masked_then_it_is_masked(text: str):

@@ -339,19 +339,24 @@ def _is_card(view: str, start: int, end: int, digits: str) -> bool:
     before = view[max(0, start - 48) : start]
     if _CARD_LABEL.search(before):
         return True
-    if before.rstrip().endswith("+") or _PHONE_LABEL.search(before):
-        return False
+    if (before.rstrip().endswith("+") or _PHONE_LABEL.search(before)) and len(digits) <= 15:
+        return False  # a phone number (E.164 allows at most 15 digits)
     # A card word in the same sentence decides, whatever label precedes the number
     # ("Order 4111 1111 1111 1111 is my visa card").
     sentence_before, sentence_after = _sentence_around(view, start, end)
     if _CARD_NEARBY.search(sentence_before) or _CARD_NEARBY.search(sentence_after):
         return True
     if _OTHER_LABEL.search(before):
-        # A label says what the writer calls it, not what it is: a valid card number at a major
-        # scheme's usual length (15 or 16 digits) is masked under any label ("ref 4111…"); the
-        # scheme's rarer lengths (13, 19) under another label are left as written.
-        return len(digits) in (15, 16) and card_range_valid(digits)
+        # A label says what the writer calls it, not what it is: a valid card number at a scheme's
+        # usual length (16; 15 for Amex; 14 for Diners) is masked under any label ("ref 4111…");
+        # the rarer lengths (13, 17-19) under another label are left as written.
+        return _usual_card_length(digits) and card_range_valid(digits)
     return card_range_valid(digits)
+
+
+def _usual_card_length(digits: str) -> bool:
+    n = len(digits)
+    return n in (15, 16) or (n == 14 and (digits[:2] in ("36", "38", "39") or "300" <= digits[:3] <= "305"))
 
 
 def _card_hits(view: str) -> list[_Hit]:
