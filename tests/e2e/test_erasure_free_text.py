@@ -1,6 +1,6 @@
-"""Free text a person typed about a subject (a delete reason, an approval's evidence and note, a hold
-reason, an erasure's reason) names the subject; erasure leaves none of it in any table, while
-the audit chain still verifies."""
+"""Free text a person typed about a subject (a delete reason, an approval's evidence and note, hold
+reasons, an erasure's reason and request reference, a session's transcript and ticket) names the
+subject; erasure leaves none of it in any table, while the audit chain still verifies."""
 
 from __future__ import annotations
 
@@ -97,6 +97,23 @@ def test_erasure_leaves_no_free_text_naming_the_subject_anywhere(api, container,
             token=privacy,
         )
         assert held.status == 200, held.body
+    # And a closed session whose transcript names them, and a retrieval for its ticket
+    closed = api.post(
+        "/v1/sessions/sess-eraft/close",
+        {
+            "subject_id": subject,
+            "ticket_id": f"T-{EMAIL}",
+            "channel": "chat",
+            "occurred_at": "2026-10-02T15:00:00Z",
+            "turns": [{"speaker": "customer", "text": f"I am {NAME}, reach me at {EMAIL} or {PHONE}."}],
+        },
+        token=agent,
+    )
+    assert closed.status in (200, 202), closed.body
+    got = api.post(
+        "/v1/retrieve", {"subject_id": subject, "query": "renewal", "ticket_id": f"T-{EMAIL}"}, token=agent
+    )
+    assert got.status == 200, got.body
     # And the free text is readable in the audit before the erasure
     before = api.get(f"/v1/audit?subject_id={subject}", token=auditor).body["events"]
     assert any(NAME in str(e.get("free_text")) for e in before)
@@ -104,13 +121,26 @@ def test_erasure_leaves_no_free_text_naming_the_subject_anywhere(api, container,
 
     # When the subject is erased on a request whose reason names them
     started = api.post(
-        f"/v1/subjects/{subject}/erasure", {"reason": f"GDPR request of {NAME}"}, token=privacy
+        f"/v1/subjects/{subject}/erasure",
+        {"reason": f"GDPR request of {NAME}", "request_reference": f"DSR {NAME} {EMAIL} {PHONE}"},
+        token=privacy,
     )
     done = wait_for(api, privacy, started.body["erasure_id"])
     assert done["status"] == "verified", done
 
     # Then no table or column holds the name, the e-mail address or the phone number
     assert places_holding(database_url, [NAME, EMAIL, "7946 0321", "Oyelaran"]) == []
+    # And the receipt names the request by its reference's digest, which still finds it again
+    assert done["receipt"]["request_reference"] is None and done["receipt"]["request_reference_sha256"]
+    again = api.post(
+        f"/v1/subjects/{subject}/erasure",
+        {"reason": "repeat", "request_reference": f"DSR {NAME} {EMAIL} {PHONE}"},
+        token=privacy,
+    )
+    assert (
+        again.body["erasure_id"] == started.body["erasure_id"] and again.body["duplicate_of_earlier_request"]
+    )
+    assert places_holding(database_url, [NAME, "Oyelaran"]) == []
     # And `memory verify-audit` still passes on the tenant's chain
     memory = Path(sys.executable).with_name("memory")
     verified = subprocess.run(
