@@ -73,6 +73,10 @@ def test_given_a_steuer_id_whose_first_ten_digits_repeat_none_when_validated_the
         (f"NIR {NIR}", "nir"),
         ("mon numéro est 1 84 05 76 451 089 31", "nir"),
         (f"carte Vitale {NIR_CORSICA}", "nir"),
+        (f"S.I.N. {SIN}", "sin"),
+        (f"Steuer-IdNr. {STEUER_ID[:2]} {STEUER_ID[2:5]} {STEUER_ID[5:8]} {STEUER_ID[8:]}", "steuer_id"),
+        (f"\u0906\u0927\u093e\u0930 {AADHAAR[:4]} {AADHAAR[4:8]} {AADHAAR[8:]}", "aadhaar"),
+        ("numéro INSEE 1840576451089 31", "nir"),
     ],
 )
 def test_given_a_national_id_with_a_valid_check_when_masked_then_it_is_a_taxid(text: str, type_: str):
@@ -96,6 +100,9 @@ def test_given_a_national_id_with_a_valid_check_when_masked_then_it_is_a_taxid(t
         "SKU 402-18-7731",
         "Order 4532015112830367 shipped",
         "meeting on 12/03/2026",
+        "on 01.02.2024",
+        "Order 123-456-789",
+        "invoice 2024-001-0042",
     ],
 )
 def test_given_a_look_alike_when_masked_then_it_is_left_as_written(text: str):
@@ -129,6 +136,10 @@ def test_given_a_card_in_a_source_reference_when_read_then_it_is_masked():
         ("DOB 12/03/1984", "date_of_birth", "12/03/1984"),
         ("born on 3 March 1984", "date_of_birth", "3 March 1984"),
         ("passport number X1234567", "passport", "X123"),
+        ("date of birth is the 12th of March 1984", "date_of_birth", "1984"),
+        ("06 12 34 56 78", "phone", "12 34 56"),
+        ("(415)555-0132", "phone", "555-0"),
+        ("Reisepassnummer C01X00T47", "passport", "C01X0"),
     ],
 )
 def test_given_a_personal_identifier_when_masked_by_default_then_it_is_replaced(text, type_, raw):

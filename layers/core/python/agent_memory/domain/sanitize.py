@@ -451,7 +451,7 @@ _NEVER_ISSUED_SSN = {"078051120", "219099999"}
 
 _NUMBER_TAIL = r"(?:[\s:#=.()\-]|(?<![a-z])(?:is|was|number|no|num|nr|id)(?![a-z])){0,8}?"
 _SIN_LABEL = re.compile(
-    r"(?<![a-z])(?:sin|social insurance (?:number|no\.?|#)|nas|num[eé]ro d'assurance sociale)(?![a-z])"
+    r"(?<![a-z])(?:sin|s\.i\.n\.?|social insurance (?:number|no\.?|#)|nas|num[eé]ro d'assurance sociale)(?![a-z])"
     + _NUMBER_TAIL
     + f"(?P<number>[0-9]{{3}}{_TAX_SEP}?[0-9]{{3}}{_TAX_SEP}?[0-9]{{3}}){_NOT_BEFORE_DIGITS}",
     re.IGNORECASE,
@@ -641,6 +641,12 @@ _PHONE = re.compile(
     + r"[0-9]{4}(?![0-9])(?!"
     + _PHONE_SEP
     + r"[0-9])"
+    # French: 06 12 34 56 78, 01.23.45.67.89 (five pairs, one separator throughout)
+    r"|(?<![\w\-.])(?<![0-9]"
+    + _PHONE_SEP
+    + r")0[1-9]([ .\-])[0-9]{2}(?:\1[0-9]{2}){3}(?![0-9])(?!"
+    + _PHONE_SEP
+    + r"[0-9])"
     # national with a trunk 0: 020 7946 0958, 07700 900123, 030 1234 5678
     r"|(?<![\w\-.])(?<![0-9]" + _PHONE_SEP + r")0[1-9][0-9]{1,4}(?:" + _PHONE_SEP + r"[0-9]{2,4}){1,3}"
     r"(?![0-9])(?!" + _PHONE_SEP + r"[0-9])"
@@ -655,7 +661,7 @@ _PHONE_LABELLED = re.compile(
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE = (
     r"(?:[0-9]{1,2}[./\-][0-9]{1,2}[./\-](?:[0-9]{4}|[0-9]{2})(?![0-9])|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?![0-9])"
-    r"|[0-9]{1,2}(?:st|nd|rd|th)?\s"
+    r"|[0-9]{1,2}(?:st|nd|rd|th)?\s(?:of\s)?"
     + _MONTH
     + r",?\s[0-9]{4}|"
     + _MONTH
