@@ -81,7 +81,7 @@ def test_erasure_empties_every_layer_verifies_and_stays_erased(api, t, container
     assert receipt["records"] == 6 and receipt["objects"] == 1
     assert receipt["verification"] == {
         k: 0
-        for k in ("records", "embeddings", "fulltext", "derived", "cache", "objects", "working", "audit_text")
+        for k in ("records", "embeddings", "fulltext", "derived", "cache", "objects", "working", "free_text")
     }
     assert "content" not in str(receipt) and "mortgage" not in str(receipt)
     left = layers_of(container, "era", "CUST-ERASE")

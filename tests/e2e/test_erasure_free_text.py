@@ -89,8 +89,9 @@ def test_erasure_leaves_no_free_text_naming_the_subject_anywhere(api, container,
         token=reviewer,
     )
     assert approved.status == 200, approved.body
-    # And a legal hold set and released with reasons naming the subject
-    for hold in (True, False):
+    # And a legal hold set, released and set again (still set at the erasure, which it does not
+    # exempt) with reasons naming the subject
+    for hold in (True, False, True):
         held = api.post(
             f"/v1/subjects/{subject}/legal-hold",
             {"hold": hold, "reason": f"dispute with {said}"},

@@ -450,13 +450,13 @@ class MemoryTenantSession:
             e.free_text = dict(side[1]) if side else None
         return out
 
-    def purge_subject_audit_text(self, subject_id: str) -> int:
+    def purge_subject_free_text(self, subject_id: str) -> int:
         gone = [k for k, (subject, _) in self._s.side_texts.items() if subject == subject_id]
         for k in gone:
             del self._s.side_texts[k]
         return len(gone)
 
-    def count_subject_audit_text(self, subject_id: str) -> int:
+    def count_subject_free_text(self, subject_id: str) -> int:
         return sum(subject == subject_id for subject, _ in self._s.side_texts.values())
 
     # -- idempotency, policy, tombstones, erasures ----------------------------------------------

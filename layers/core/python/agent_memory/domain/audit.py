@@ -28,6 +28,8 @@ class ChainReport:
 # random value stored beside the text (gone with it: the digest then matches no guess).
 FREE_TEXT_KEYS = ("reason", "evidence_ref", "request_reference", "note")
 SIDE_TEXT_DIGEST = "side_text_sha256"
+# What a legal hold still set on an erased subject says in place of the reason it was given.
+HOLD_REASON_ERASED = "erased_with_subject"
 
 
 @dataclass(frozen=True)

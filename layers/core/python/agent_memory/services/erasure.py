@@ -36,7 +36,7 @@ VERIFIED_LAYERS = (
     "cache",
     "objects",
     "working",
-    "audit_text",
+    "free_text",
 )
 
 
@@ -225,9 +225,9 @@ class ErasureService:
             # Working memory of the subject's open sessions, live or expired (the same transaction
             # holds the subject's exclusive lock: no working write interleaves).
             counts["working"] = s.purge_subject_working(req["subject_id"])
-            # The free text of the subject's audit events (reasons, evidence and request
-            # references), kept beside the chain: the chain keeps only its salted digests.
-            counts["audit_text"] = s.purge_subject_audit_text(req["subject_id"])
+            # What people typed about the subject: its audit events' free text (reasons, evidence
+            # and request references; the chain keeps only salted digests) and a hold's reason.
+            counts["free_text"] = s.purge_subject_free_text(req["subject_id"])
             s.append_events(
                 [
                     NewEvent(
@@ -261,7 +261,7 @@ class ErasureService:
         with self.store.tenant(tenant_id) as s:
             found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])
             found["working"] = s.count_subject_working(req["subject_id"])
-            found["audit_text"] = s.count_subject_audit_text(req["subject_id"])
+            found["free_text"] = s.count_subject_free_text(req["subject_id"])
         found["objects"] = (
             self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"])) if self.objects else 0
         )

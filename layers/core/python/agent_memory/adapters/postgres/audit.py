@@ -14,7 +14,7 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from agent_memory.domain.audit import SideText, chain_events, split_free_text
+from agent_memory.domain.audit import HOLD_REASON_ERASED, SideText, chain_events, split_free_text
 from agent_memory.domain.hashing import GENESIS_HASH
 from agent_memory.domain.records import AuditEvent, utcnow
 from agent_memory.ports.store import NewEvent
@@ -109,18 +109,25 @@ class AuditQueries:
                     rows,
                 )
 
-    def purge_subject_audit_text(self, subject_id: str) -> int:
-        """Erase the free text kept beside the chain for the subject's events."""
-        cur = self.conn.execute(
+    def purge_subject_free_text(self, subject_id: str) -> int:
+        """Erase what people typed about the subject: the free text kept beside the chain for its
+        events, and the reason of a legal hold still set on it (the hold itself stays)."""
+        side = self.conn.execute(
             "DELETE FROM audit_free_text WHERE tenant_id = %s AND subject_id = %s",
             (self.tenant_id, subject_id),
-        )
-        return cur.rowcount
+        ).rowcount
+        hold = self.conn.execute(
+            "UPDATE subject_holds SET reason = %s WHERE tenant_id = %s AND subject_id = %s AND reason <> %s",
+            (HOLD_REASON_ERASED, self.tenant_id, subject_id, HOLD_REASON_ERASED),
+        ).rowcount
+        return side + hold
 
-    def count_subject_audit_text(self, subject_id: str) -> int:
+    def count_subject_free_text(self, subject_id: str) -> int:
         row = self.conn.execute(
-            "SELECT count(*) AS n FROM audit_free_text WHERE tenant_id = %s AND subject_id = %s",
-            (self.tenant_id, subject_id),
+            """SELECT (SELECT count(*) FROM audit_free_text WHERE tenant_id = %(t)s AND subject_id = %(s)s)
+                    + (SELECT count(*) FROM subject_holds
+                        WHERE tenant_id = %(t)s AND subject_id = %(s)s AND reason <> %(erased)s) AS n""",
+            {"t": self.tenant_id, "s": subject_id, "erased": HOLD_REASON_ERASED},
         ).fetchone()
         return int(row["n"]) if row else 0
 
