@@ -71,3 +71,15 @@ def test_a_tenant_that_keeps_e_mail_addresses_keeps_them_in_content_and_still_ma
     # Then the address stays, the phone (still masked by the policy) and the card do not
     assert "dana@acme.example" in content
     assert "7946 0958" not in content and "CARD-***-1111" in content
+
+
+def test_a_masked_e_mail_address_leaves_the_memory_as_sensitive_as_asked_and_a_card_raises_it(api):
+    agent = api.token("masks", "agent-1", ["agent"], clearance="restricted")
+    # Given one memory naming an e-mail address and one naming a card, both written as internal
+    contact = write(api, agent, "MASKS-1", "Renewal paperwork goes to dana@acme.example.", "T-2")
+    card = write(api, agent, "MASKS-1", "Customer read out card 4111 1111 1111 1111 on the call.", "T-3")
+    assert contact.status == 201 and card.status == 201, (contact.body, card.body)
+    # Then the address is masked without raising the memory's sensitivity; the card raises it
+    assert "EMAIL-***-" in contact.body["memory"]["content"]
+    assert contact.body["memory"]["sensitivity"] == "internal"
+    assert card.body["memory"]["sensitivity"] == "confidential"

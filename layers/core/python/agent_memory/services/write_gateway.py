@@ -40,7 +40,13 @@ from agent_memory.domain.records import (
     new_id,
     utcnow,
 )
-from agent_memory.domain.sanitize import identifier_kinds, mask_identifiers, mask_value, unstorable_value
+from agent_memory.domain.sanitize import (
+    PERSONAL_KINDS,
+    identifier_kinds,
+    mask_identifiers,
+    mask_value,
+    unstorable_value,
+)
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
@@ -401,7 +407,9 @@ def sanitize(request: MemoryWrite, keep: frozenset[str] = frozenset()) -> tuple[
         raise InvalidRequest(f"{unstorable[0]}: {unstorable[1]}", field=unstorable[0])
     content = mask_identifiers(request.content, keep=keep)
     value, value_kinds = mask_value(request.value, keep=keep)
-    kinds = content.kinds + value_kinds
+    # Cards, bank and national ids flag the record and raise its sensitivity; the personal classes
+    # (e-mail, phone, date of birth, passport) are masked or kept by policy and change neither.
+    kinds = [k for k in content.kinds + value_kinds if k not in PERSONAL_KINDS.values()]
     # The short fields are MaskedText: masked when the request was read. Their identifiers still
     # count, so the record is flagged and its sensitivity raised as for one found in the content.
     for short in (
