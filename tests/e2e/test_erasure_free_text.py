@@ -1,5 +1,5 @@
 """Free text a person typed about a subject (a delete reason, an approval's evidence and note, hold
-reasons, an erasure's reason and request reference, a session's transcript and ticket) names the
+reasons, an erasure's reason and request reference, a session's transcript and ticket, a query) names the
 subject; erasure leaves none of it in any table, while the audit chain still verifies."""
 
 from __future__ import annotations
@@ -112,7 +112,9 @@ def test_erasure_leaves_no_free_text_naming_the_subject_anywhere(api, container,
     )
     assert closed.status in (200, 202), closed.body
     got = api.post(
-        "/v1/retrieve", {"subject_id": subject, "query": "renewal", "ticket_id": f"T-{EMAIL}"}, token=agent
+        "/v1/retrieve",
+        {"subject_id": subject, "query": f"renewal for {NAME}", "ticket_id": f"T-{EMAIL}"},
+        token=agent,
     )
     assert got.status == 200, got.body
     # And the free text is readable in the audit before the erasure
