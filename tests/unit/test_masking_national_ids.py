@@ -98,6 +98,8 @@ def test_given_a_national_id_with_a_valid_check_when_masked_then_it_is_a_taxid(t
         "Part 123-45-6789 is on backorder",
         "replacement filter 334-12-0098 ships Friday",
         "SKU 402-18-7731",
+        "Please send 2 pcs of 334-12-0098 and 1 of 334-12-0099",
+        "334-12-0098 is back in stock",
         "Order 4532015112830367 shipped",
         "meeting on 12/03/2026",
         "on 01.02.2024",

@@ -441,7 +441,8 @@ def _account_hits(view: str) -> Iterator[_Hit]:
 _PRODUCT_WORDS = re.compile(
     r"(?<![a-z])(?:part|parts|p/n|pn|model|item|sku|catalog|catalogue|component|assembly|kit|filter|"
     r"cartridge|spare|replacement|serial|s/n|lot|batch|drawing|revision|rev|order|invoice|tracking|"
-    r"ticket|case|booking|confirmation|product|article|art\.?\s?nr)(?![a-z])",
+    r"ticket|case|booking|confirmation|product|article|art\.?\s?nr|qty|quantity|pcs|pieces|units|"
+    r"backorder|backordered|stock|inventory|warehouse|reorder)(?![a-z])",
     re.IGNORECASE,
 )
 _TAX_WORDS = re.compile(r"(?<![a-z])" + _TAX_LABEL + r"(?![a-z])", re.IGNORECASE)
