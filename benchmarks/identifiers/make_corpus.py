@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,36 @@ def luhn_check_digit(body: str) -> str:
 
 def luhn_ok(number: str) -> bool:
     return luhn_check_digit(number[:-1]) == number[-1]
+
+
+_VD = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 2, 3, 4, 0, 6, 7, 8, 9, 5], [2, 3, 4, 0, 1, 7, 8, 9, 5, 6],
+       [3, 4, 0, 1, 2, 8, 9, 5, 6, 7], [4, 0, 1, 2, 3, 9, 5, 6, 7, 8], [5, 9, 8, 7, 6, 0, 4, 3, 2, 1],
+       [6, 5, 9, 8, 7, 1, 0, 4, 3, 2], [7, 6, 5, 9, 8, 2, 1, 0, 4, 3], [8, 7, 6, 5, 9, 3, 2, 1, 0, 4],
+       [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]]  # fmt: skip
+_VP = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 5, 7, 6, 2, 8, 3, 0, 9, 4], [5, 8, 0, 3, 7, 9, 6, 1, 4, 2],
+       [8, 9, 1, 6, 0, 4, 3, 5, 2, 7], [9, 4, 5, 3, 1, 2, 6, 8, 7, 0], [4, 2, 8, 6, 5, 7, 3, 9, 0, 1],
+       [2, 7, 9, 3, 8, 0, 6, 4, 1, 5], [7, 0, 4, 6, 9, 1, 3, 2, 5, 8]]  # fmt: skip
+_VINV = [0, 4, 3, 2, 1, 5, 6, 7, 8, 9]
+
+
+def verhoeff_check_digit(body: str) -> str:
+    c = 0
+    for i, ch in enumerate(reversed(body)):
+        c = _VD[c][_VP[(i + 1) % 8][int(ch)]]
+    return str(_VINV[c])
+
+
+def steuer_check_digit(body: str) -> str:
+    product = 10
+    for ch in body:
+        total = (int(ch) + product) % 10 or 10
+        product = (total * 2) % 11
+    return str((11 - product) % 10)
+
+
+def nir_key(body: str) -> str:
+    numeric = body.replace("2A", "19").replace("2B", "18")
+    return f"{97 - int(numeric) % 97:02d}"
 
 
 def iban_with_check(country: str, bban: str) -> str:
@@ -192,6 +223,102 @@ IBAN_FORMATS: dict[str, Callable[[str], str]] = {
 }  # fmt: skip
 
 
+# ------------------------------------------------------ national ids beyond the US and UK, personal
+def sin(rnd: random.Random) -> str:
+    body = str(rnd.choice([1, 2, 3, 4, 5, 6, 7, 9])) + "".join(str(rnd.randint(0, 9)) for _ in range(7))
+    return body + luhn_check_digit(body)
+
+
+def aadhaar(rnd: random.Random) -> str:
+    body = str(rnd.randint(2, 9)) + "".join(str(rnd.randint(0, 9)) for _ in range(10))
+    return body + verhoeff_check_digit(body)
+
+
+def steuer_id(rnd: random.Random) -> str:
+    """Ten digits (no leading 0) in which one digit occurs twice and the others once, then the check."""
+    while True:
+        digits = rnd.sample("0123456789", 9)
+        digits.insert(rnd.randint(0, 9), rnd.choice(digits))
+        body = "".join(digits)
+        if body[0] != "0":
+            return body + steuer_check_digit(body)
+
+
+def nir(rnd: random.Random) -> str:
+    dept = rnd.choice([f"{rnd.randint(1, 95):02d}", "2A", "2B"])
+    body = f"{rnd.choice('12')}{rnd.randint(40, 99):02d}{rnd.randint(1, 12):02d}{dept}{rnd.randint(1, 990):03d}{rnd.randint(1, 999):03d}"
+    return body + nir_key(body)
+
+
+def national_and_personal(
+    rnd: random.Random, positive: Callable[[str, str, str, str], None], negative: Callable[[str, str], None]
+) -> None:
+    """Development examples of Canadian SINs, Aadhaar numbers, German Steuer-IDs, French NIRs,
+    e-mail addresses, phone numbers, dates of birth and passport numbers, and their look-alikes."""
+    for k in range(12):
+        n = sin(rnd)
+        written = [f"{n[:3]} {n[3:6]} {n[6:]}", f"{n[:3]}-{n[3:6]}-{n[6:]}", n][k % 3]
+        sentence = ["my SIN is {x}", "Social Insurance Number: {x}", "NAS {x} pour la paie", "SIN {x}"][k % 4]
+        if k % 3 != 2 and k >= 8:
+            sentence = "for payroll use {x} please"  # the grouped shape alone
+        positive("sin", ["spaced", "dashed", "compact"][k % 3], sentence.format(x=written), written)
+    for k in range(12):
+        n = aadhaar(rnd)
+        written = [f"{n[:4]} {n[4:8]} {n[8:]}", f"{n[:4]}-{n[4:8]}-{n[8:]}", n][k % 3]
+        sentence = ["Aadhaar: {x}", "my aadhaar number is {x}", "UID {x} for KYC", "Aadhaar card {x}"][k % 4]
+        if k % 3 != 2 and k >= 8:
+            sentence = "KYC done with {x} yesterday"
+        positive("aadhaar", ["spaced", "dashed", "compact"][k % 3], sentence.format(x=written), written)
+    for k in range(12):
+        n = steuer_id(rnd)
+        written = [n, f"{n[:2]} {n[2:5]} {n[5:8]} {n[8:]}"][k % 2]
+        sentence = ["Steuer-ID {x}", "meine Steueridentifikationsnummer ist {x}", "IdNr: {x}",
+                    "steuerliche Identifikationsnummer {x}", "please file with {x}"][k % 5]  # fmt: skip
+        positive("steuer_id", ["compact", "spaced"][k % 2], sentence.format(x=written), written)
+    for k in range(12):
+        n = nir(rnd)
+        written = [n, f"{n[0]} {n[1:3]} {n[3:5]} {n[5:7]} {n[7:10]} {n[10:13]} {n[13:]}"][k % 2]
+        sentence = ["NIR {x}", "numéro de sécurité sociale : {x}", "carte Vitale {x}", "mon numéro est {x}"][
+            k % 4
+        ]
+        positive("nir", ["compact", "spaced"][k % 2], sentence.format(x=written), written)
+    emails = ["write to maria.gonzalez@example.org", "my email is j.smith+renewals@corp.example.com",
+              "CC: OPS-Team@Example.IO on the thread", "reach Anna at anna_k@mail.example.de.", "email: li.wei@example.cn"]  # fmt: skip
+    for t in emails:
+        value = re.search(r"[\w.+\-]+@[\w.\-]+[A-Za-z]", t)
+        assert value is not None
+        positive("email", "labelled" if ":" in t else "in a sentence", t, value.group(0))
+    phones = [("call me on +1 415-555-0132 after 6pm", "+1 415-555-0132"), ("mobile 07700 900456", "07700 900456"),
+              ("my number is (212) 555-0187", "(212) 555-0187"), ("tel: +49 30 901820", "+49 30 901820"),
+              ("WhatsApp me at +91 98765 43210", "+91 98765 43210"), ("ring 020 7946 0321 tomorrow", "020 7946 0321")]  # fmt: skip
+    for t, v in phones:
+        positive("phone", "in a sentence", t, v)
+    dobs = [("DOB 12/03/1984", "12/03/1984"), ("date of birth: 1979-11-02", "1979-11-02"),
+            ("born on 3 March 1984", "3 March 1984"), ("geboren am 14.07.1990", "14.07.1990"),
+            ("birthday is July 4, 1976", "July 4, 1976"), ("D.O.B. 01-02-1965", "01-02-1965")]  # fmt: skip
+    for t, v in dobs:
+        positive("date_of_birth", "labelled", t, v)
+    passports = [("passport number X1234567", "X1234567"), ("Passport no. 533180241", "533180241"),
+                 ("my passport is C01X00T47", "C01X00T47"), ("passeport 12AB34567", "12AB34567"),
+                 ("passport: A2096457", "A2096457")]  # fmt: skip
+    for t, v in passports:
+        positive("passport", "labelled", t, v)
+    # look-alikes: part numbers of an SSN's shape, numbers failing their check, ordinary dates
+    for t in ["Part 123-45-6789 is on backorder", "replacement filter 334-12-0098 ships Friday",
+              "model 512-33-1200 kit", "SKU 402-18-7731"]:  # fmt: skip
+        negative("part-number", t)
+    n = sin(rnd)
+    negative("near-miss", f"SIN {n[:3]} {n[3:6]} {n[6:8]}{(int(n[8]) + 1) % 10}")
+    n = aadhaar(rnd)
+    negative("near-miss", f"Aadhaar {n[:4]} {n[4:8]} {n[8:11]}{(int(n[11]) + 1) % 10}")
+    n = steuer_id(rnd)
+    negative("near-miss", f"Steuer-ID {n[:10]}{(int(n[10]) + 1) % 10}")
+    n = nir(rnd)
+    negative("near-miss", f"NIR {n[:13]}{(int(n[13:]) + 1) % 97:02d}")
+    for t in ["meeting on 12/03/2026", "renewal date 2026-11-02", "contract signed 3 March 2024"]:
+        negative("date", t)
+
+
 # ----------------------------------------------------------------------------------------- build
 def main(out: Path = OUT) -> int:
     rnd = random.Random(SEED)  # noqa: S311 - a reproducible corpus, not a secret
@@ -325,17 +452,23 @@ def main(out: Path = OUT) -> int:
         body = lead + "".join(str(rnd.randint(0, 9)) for _ in range(length - len(lead) - 1))
         return body + luhn_check_digit(body)
 
+    def labelled_number(lead: str, length: int) -> str:
+        """An order, tracking or ticket number: Luhn-valid at lengths cards rarely have (13, 18,
+        19), failing Luhn at 15 and 16 (a valid card number there is masked under any label)."""
+        number = luhn_number(lead, length)
+        return number[:-1] + str((int(number[-1]) + 1) % 10) if length in (15, 16) else number
+
     order_sentences = ["Order {x} shipped on Tuesday", "order #{x} is delayed", "Order No. {x}", "ORD-{x}",
                        "your order number is {x}", "Purchase order {x} approved", "PO {x}", "order id: {x}"]  # fmt: skip
     for k in range(16):
-        number = luhn_number(rnd.choice(["4", "5", "6", "37", "35"]), rnd.choice([15, 16, 16, 19]))
+        number = labelled_number(rnd.choice(["4", "5", "6", "37", "35"]), rnd.choice([15, 16, 16, 19]))
         written = grouped(number, " ") if k % 4 == 3 else number
         negative("order", order_sentences[k % 8].format(x=written))
     tracking = ["Tracking number {x} from the courier", "tracking: {x}", "UPS 1Z999AA1{d8}", "AWB {x}",
                 "USPS 9400 1000 0000 {d4} {d4} {d2}", "parcel {x} left the depot", "shipment {x} is in customs",
                 "FedEx tracking {d12}"]  # fmt: skip
     for k in range(16):
-        number = luhn_number(rnd.choice(["4", "5", "6", "9", "1"]), rnd.choice([15, 16, 18]))
+        number = labelled_number(rnd.choice(["4", "5", "6", "9", "1"]), rnd.choice([15, 16, 18]))
         d = lambda n: "".join(str(rnd.randint(0, 9)) for _ in range(n))  # noqa: E731
         negative("tracking", tracking[k % 8].format(x=number, d8=d(8), d4=d(4), d2=d(2), d12=d(12)))
     phones = ["call +1 (415) 555-0132", "+44 20 7946 0958", "phone 555-123-4567", "+86 138 0013 8000",
@@ -343,9 +476,14 @@ def main(out: Path = OUT) -> int:
               "WhatsApp +91 98765 43210", "fax (212) 555-0199", "+33 1 23 45 67 89", "call 1-800-555-0100",
               "+1 212 555 0147 or +1 212 555 0148", "+55 11 91234 5678", "+81 3-1234-5678", "+353 1 234 5678"]  # fmt: skip
     for p in phones:
-        negative("phone", p)
+        # the number as written: from its first "+", "(" or digit to its last digit, before any "ext"
+        number = re.search(r"[+(0-9][0-9()+ \-]*[0-9]", p.split(" or ")[0].split(" ext")[0])
+        assert number is not None
+        positive("phone", "international" if p.startswith("+") else "national", p, number.group(0))
+        if " or " in p:
+            rows[-1]["identifiers"].append({"type": "phone", "value": p.split(" or ")[1]})
     for k in range(12):
-        number = luhn_number(rnd.choice(["4", "5", "6"]), 16)
+        number = labelled_number(rnd.choice(["4", "5", "6"]), 16)
         negative("invoice", ["Invoice INV-{x} is overdue", "invoice {x}", "INV{x}", "Invoice no. {x} attached",
                              "receipt {x}", "INV-2024-{y}"][k % 6].format(x=number, y=rnd.randint(100000, 999999)))  # fmt: skip
     dates = ["released 2024-01-15", "on 15.01.2024", "due 01/15/2024", "at 2024-01-15T10:30:00Z",
@@ -364,14 +502,15 @@ def main(out: Path = OUT) -> int:
     tickets = ["ticket JIRA-41111", "T-1042", "TKT-20240115-0042", "INC0012345", "case #45321", "SR 1-234567890",
                "ticket {x}", "incident {x}", "case number {x}", "ref: {x}", "confirmation no. {x}", "booking {x}"]  # fmt: skip
     for t in tickets:
-        negative("ticket", t.format(x=luhn_number(rnd.choice(["4", "5", "6"]), 16)))
-    others = ["mail anna.lee+billing@example.com", "IMEI {imei}", "ISBN 978-3-16-148410-0", "serial {x}",
+        negative("ticket", t.format(x=labelled_number(rnd.choice(["4", "5", "6"]), 16)))
+    positive("email", "plus address", "mail anna.lee+billing@example.com", "anna.lee+billing@example.com")
+    others = ["IMEI {imei}", "ISBN 978-3-16-148410-0", "serial {x}",
               "customer id {x}", "member {x}", "policy {x}", "claim {x}", "loyalty number {x}",
               "id 550e8400-e29b-41d4-a716-446655440000", "commit d71a1c8f1b2e", "sku 4006381333931",
               "EAN 4006381333931", "IP 192.168.100.200", "account manager Ann, 4 seats"]  # fmt: skip
     for t in others:
         imei = luhn_number("35", 15)
-        negative("other", t.format(x=luhn_number(rnd.choice(["4", "5", "6"]), 16), imei=imei))
+        negative("other", t.format(x=labelled_number(rnd.choice(["4", "5", "6"]), 16), imei=imei))
 
     # marketplace order numbers pasted bare (3-7-7 digits), and references with no label at all
     for _ in range(10):
@@ -380,8 +519,11 @@ def main(out: Path = OUT) -> int:
     for t in [f"eBay item {rnd.randint(10**11, 10**12 - 1)}", "Shopify order #1001",
               "UPC 036000291452", "GTIN 00012345600012", "credit note CN-2024-0042", "Stripe charge ch_3MqLiJLkdIwHu7ix0snN0B15",
               "Zendesk #123456", "transfer reference 2024011500042", "batch 000123456789012", "rooms 401, 402 and 403",
-              "timestamp 1705314600123", "0044 20 7946 0958", "138 0013 8000", "jane.doe@example.co.uk"]:  # fmt: skip
+              "timestamp 1705314600123"]:  # fmt: skip
         negative("other", t)
+    positive("phone", "international 00", "0044 20 7946 0958", "0044 20 7946 0958")
+    positive("phone", "bare mobile", "138 0013 8000", "138 0013 8000")
+    positive("email", "bare", "jane.doe@example.co.uk", "jane.doe@example.co.uk")
     # near misses: the right shape, but failing the check a real identifier passes
     for t in ["card 4111 1111 1111 1112", "IBAN GB83 WEST 1234 5698 7654 32", "part 000-12-3456", "part 666-12-3456",
               "part 123-00-4567", "NI number QQ 12 34 56 A", "NI number BG 12 34 56 A", "NI number AB 12 34 56 E",
@@ -389,7 +531,10 @@ def main(out: Path = OUT) -> int:
               "card 1234 5678 9012 3456"]:  # fmt: skip
         negative("near-miss", t)
 
+    national_and_personal(rnd, positive, negative)
+
     for row in rows:
+        row["split"] = "development"
         for ident in row["identifiers"]:
             assert ident["value"] in row["text"]
     out.write_text("".join(json.dumps(r, ensure_ascii=True) + "\n" for r in rows))

@@ -85,14 +85,14 @@ def _llm_extraction(model: str, data: str | None, json_path: str | None) -> int:
 
 
 def _identifiers(argv: list[str]) -> int:
-    from memory_bench.identifiers import markdown_table, run_identifier_bench
+    from memory_bench.identifiers import markdown_table, run_with_heldout
 
     p = argparse.ArgumentParser(prog="memory bench identifiers")
     p.add_argument("--data", default=str(IDENTIFIERS_DATA))
     p.add_argument("--json")
     p.add_argument("--markdown", action="store_true", help="print the per-type table instead of JSON")
     a = p.parse_args(argv)
-    report = run_identifier_bench(a.data)
+    report = run_with_heldout(a.data)
     if a.markdown:
         print(markdown_table(report))
         if a.json:

@@ -90,6 +90,7 @@ def test_erasure_empties_every_layer_verifies_and_stays_erased(api, t, container
             "objects",
             "working",
             "extraction_reports",
+            "free_text",
         )
     }
     assert "content" not in str(receipt) and "mortgage" not in str(receipt)

@@ -145,6 +145,8 @@ def test_the_export_holds_every_record_in_every_status_with_sessions_holds_and_t
     assert "memory_deleted" in kinds and "memory_created" in kinds
     deleted = next(e for e in doc["events"] if e["event_type"] == "memory_deleted")
     assert deleted["memory_id"] == held["gone"] and deleted["actor"] == "agent-1"
+    # and why, in the requester's words kept beside the chain (the chain holds their digest)
+    assert deleted["free_text"]["reason"] and set(deleted["payload"]["reason"]) == {"side_text_sha256"}
 
 
 def test_a_record_above_the_callers_clearance_is_left_out_with_every_reference_to_it(api, t, held):

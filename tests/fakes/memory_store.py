@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from agent_memory.domain.audit import chain_events
+from agent_memory.domain.audit import chain_events, split_free_text
 from agent_memory.domain.decision import AdmissionContext
 from agent_memory.domain.enums import Flag, Sensitivity
 from agent_memory.domain.hashing import GENESIS_HASH
@@ -86,6 +86,8 @@ class _TenantState:
     embeddings: dict[str, np.ndarray] = field(default_factory=dict)
     sentences: dict[str, np.ndarray] = field(default_factory=dict)
     events: list[AuditEvent] = field(default_factory=list)
+    # audit_free_text: event id -> the free text kept beside the chain, and its subject
+    side_texts: dict[str, tuple[str | None, dict[str, str]]] = field(default_factory=dict)
     replies: dict[str, _SavedReply] = field(default_factory=dict)
     tombstones: list[_Tombstone] = field(default_factory=list)
     erasures: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -97,6 +99,7 @@ class _TenantState:
             embeddings=dict(self.embeddings),
             sentences=dict(self.sentences),
             events=list(self.events),
+            side_texts=dict(self.side_texts),
             replies=dict(self.replies),
             tombstones=list(self.tombstones),
             erasures=dict(self.erasures),
@@ -421,11 +424,15 @@ class MemoryTenantSession:
         if not events:
             return []
         prev = self._s.events[-1].hash if self._s.events else GENESIS_HASH
-        copies = [replace(ev, payload=_json_copy(ev.payload or {})) for ev in events]
+        split = [split_free_text(_json_copy(ev.payload or {})) for ev in events]
+        copies = [replace(ev, payload=payload) for ev, (payload, _) in zip(events, split, strict=True)]
         out = chain_events(
             self.tenant_id, copies, after_seq=self.last_event_seq(), after_hash=prev, at=utcnow()
         )
         self._s.events.extend(out)
+        for e, (_, texts) in zip(out, split, strict=True):
+            if texts:
+                self._s.side_texts[e.id] = (e.subject_id, {t.key: t.text for t in texts})
         return [e.model_copy(deep=True) for e in out]
 
     def audit_events(
@@ -445,7 +452,20 @@ class MemoryTenantSession:
             and (since is None or e.created_at >= since)
             and e.seq > (after_seq or 0)
         ]
-        return [e.model_copy(deep=True) for e in rows[:limit]]
+        out = [e.model_copy(deep=True) for e in rows[:limit]]
+        for e in out:
+            side = self._s.side_texts.get(e.id)
+            e.free_text = dict(side[1]) if side else None
+        return out
+
+    def purge_subject_free_text(self, subject_id: str) -> int:
+        gone = [k for k, (subject, _) in self._s.side_texts.items() if subject == subject_id]
+        for k in gone:
+            del self._s.side_texts[k]
+        return len(gone)
+
+    def count_subject_free_text(self, subject_id: str) -> int:
+        return sum(subject == subject_id for subject, _ in self._s.side_texts.values())
 
     # -- idempotency, policy, tombstones, erasures ----------------------------------------------
     def idempotent_reply(self, key: str) -> IdempotentReply | None:

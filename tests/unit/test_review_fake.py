@@ -127,7 +127,8 @@ def test_given_a_pending_commercial_term_when_approved_with_evidence_then_it_sup
     # and the log records the approval and the supersession, on a chain that verifies
     approval = events_of(store, claim_id)[-1]
     assert approval.event_type == "memory_approved" and approval.payload["superseded"] == [sor_id]
-    assert approval.payload["evidence_ref"] == "signed-2026-118" and approval.payload["note_present"]
+    assert approval.free_text == {"evidence_ref": "signed-2026-118"} and approval.payload["note_present"]
+    assert set(approval.payload["evidence_ref"]) == {"side_text_sha256"}  # the chain keeps a digest
     assert events_of(store, sor_id)[-1].reason == "superseded_by_approval"
     assert verify_chain(TENANT, events_of(store)).ok
 

@@ -48,9 +48,14 @@ def test_given_tax_ids_and_account_numbers_when_masked_then_surrogates_replace_t
     assert out.kinds.count("TAXID") == 2
 
 
-def test_given_ordinary_numbers_when_masked_then_prices_dates_and_phones_survive():
+def test_given_ordinary_numbers_when_masked_then_prices_dates_and_kept_phones_survive():
+    # Given prices, a date, a ticket id and a phone number of a class the tenant keeps
     text = "500 seats at $42/seat/month from 2026-09-01, call 555-123-4567, ticket T-1042"
-    assert mask_identifiers(text).text == text
+    # When masked
+    out = mask_identifiers(text, keep=("phone",))
+    # Then the text is as written, and the phone number was seen
+    assert out.text == text
+    assert [f.type for f in out.kept] == ["phone"]
 
 
 def test_given_identifiers_nested_in_a_json_value_when_masked_then_every_string_is_clean():

@@ -468,6 +468,8 @@ class AuditEvent(ResponseModel):
     subject_id: str | None = None
     reason: str | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
+    # the reasons and references a person typed, kept beside the chain until the subject is erased
+    free_text: dict[str, str] | None = None
     redacted: str | None = None  # "above_clearance": the record's id and payload are left out
 
 

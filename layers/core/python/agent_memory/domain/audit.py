@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +20,49 @@ class ChainReport:
     ok: bool
     broken_at_seq: int | None = None
     problem: str | None = None
+
+
+# Free text a person typed into an audited action (a delete or hold reason, an evidence reference,
+# an erasure request reference) is personal data the chain must not keep: it is stored beside the
+# chain and erased with its subject, and the chained payload holds a digest of it salted with a
+# random value stored beside the text (gone with it: the digest then matches no guess).
+FREE_TEXT_KEYS = ("reason", "evidence_ref", "request_reference", "note")
+SIDE_TEXT_DIGEST = "side_text_sha256"
+# What a legal hold still set on an erased subject says in place of the reason it was given.
+HOLD_REASON_ERASED = "erased_with_subject"
+
+
+@dataclass(frozen=True)
+class SideText:
+    key: str
+    text: str
+    salt: str
+
+
+def side_text_digest(text: str, salt: str) -> str:
+    return hashlib.sha256(f"{salt}\n{text}".encode()).hexdigest()
+
+
+def split_free_text(payload: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[SideText]]:
+    """The payload as the chain keeps it (each non-empty free-text value replaced by its salted
+    digest), and the texts to store beside the chain."""
+    if not payload:
+        return payload, []
+    kept = dict(payload)
+    texts: list[SideText] = []
+    for key in FREE_TEXT_KEYS:
+        value = kept.get(key)
+        if isinstance(value, str) and value:
+            salt = secrets.token_hex(16)
+            texts.append(SideText(key, value, salt))
+            kept[key] = {SIDE_TEXT_DIGEST: side_text_digest(value, salt)}
+    return kept, texts
+
+
+def erasure_reference_digest(subject_id: str, request_reference: str) -> str:
+    """What an erasure keeps of its request reference once verified: enough to answer the same
+    request again with its first erasure, and for the requester to match the receipt."""
+    return hashlib.sha256(f"{subject_id}\x1f{request_reference}".encode()).hexdigest()
 
 
 def event_hash_fields(e: AuditEvent) -> dict[str, object]:

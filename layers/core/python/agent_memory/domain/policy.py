@@ -7,12 +7,21 @@ A tenant picks a preset (`crm`, `support`, `wealth`) and may override fields.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, StringConstraints, field_validator
 
 from agent_memory.domain.enums import FactCategory, MemoryType, Sensitivity
 from agent_memory.domain.memory_types import TYPE_SPECS
+
+PersonalClass = Literal["email", "phone", "date_of_birth", "passport"]
+PersonalHandling = Literal["mask", "keep"]
+_MASK_EVERY_PERSONAL_CLASS: dict[PersonalClass, PersonalHandling] = {
+    "email": "mask",
+    "phone": "mask",
+    "date_of_birth": "mask",
+    "passport": "mask",
+}
 
 # Slots whose truth the system of record owns: memory never asserts them from
 # conversation, and retrieval checks them against the live value.
@@ -123,6 +132,18 @@ class PolicyProfile(BaseModel):
     ticket_resolved_statuses: frozenset[TicketStatus] = Field(
         default=frozenset({"resolved", "closed"}), min_length=1, max_length=20
     )
+    # Personal identifiers beyond the financial and national ones every tenant masks: each class is
+    # detected, then masked ("mask") or kept as written ("keep") in a memory's content and value.
+    # A class not listed is masked. Short free-text fields (references, reasons) always mask.
+    # Every preset masks all four: the seeds ask for data minimization, the system of record owns
+    # contact details, and what memory needs is the preference ("email, not phone"), not the address.
+    personal_identifiers: dict[PersonalClass, PersonalHandling] = Field(
+        default_factory=lambda: dict(_MASK_EVERY_PERSONAL_CLASS)
+    )
+
+    def kept_identifier_classes(self) -> frozenset[str]:
+        """The personal identifier classes this tenant keeps as written."""
+        return frozenset(c for c, how in self.personal_identifiers.items() if how == "keep")
 
     # What an approval's `evidence_ref` must look like (a full match; see DEFAULT_EVIDENCE_REF_PATTERN).
     evidence_ref_pattern: str = Field(default=DEFAULT_EVIDENCE_REF_PATTERN, min_length=1, max_length=300)

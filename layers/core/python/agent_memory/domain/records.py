@@ -270,3 +270,5 @@ class AuditEvent(BaseModel):
     created_at: datetime
     prev_hash: str
     hash: str
+    # The free text kept beside the chain for this event (masked), while its subject is not erased.
+    free_text: dict[str, str] | None = None

@@ -3,8 +3,14 @@ embedded or logged.
 
 Each detector validates what it finds (Luhn plus the card schemes' number ranges
 for cards, ISO 13616 mod-97 and the country's length for IBANs, the issuing
-ranges for SSNs, ITINs and National Insurance numbers) so ordinary numbers
-(order ids, prices, phone numbers) survive.
+ranges for SSNs, ITINs and National Insurance numbers, Luhn for Canadian SINs,
+Verhoeff for Aadhaar numbers, ISO 7064 mod 11,10 for the German Steuer-ID, the
+mod-97 key of the French NIR) so ordinary numbers (order ids, part numbers,
+prices) survive.
+
+Personal identifiers beyond those (e-mail addresses, phone numbers, dates of
+birth, passport numbers: `PERSONAL_CLASSES`) are detected too; a tenant's policy
+masks them (the default) or keeps them (`keep`).
 The surrogate keeps the last four characters so a human can still match it
 against the system of record: `CARD-***-1111`, `IBAN-***-4432`, `ACCT-***-5678`.
 
@@ -22,7 +28,8 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -59,6 +66,9 @@ _OTHER_LABEL = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s+(?=[A-Z])|\n\s*\n")
+_PHONE_LABEL = re.compile(
+    r"(?<![a-z])(?:phone|tel|telephone|mobile|cell|fax|call|whatsapp|sms)" + _LABEL_TAIL, re.IGNORECASE
+)
 
 # IBAN: country, check digits, then groups of up to four letters or digits. The groups are
 # possessive so that a long run of letters cannot make the pattern backtrack exponentially.
@@ -166,9 +176,13 @@ class Found:
 
 @dataclass
 class Masked:
+    """The text with its identifiers replaced; `found` the ones masked, `kept` the personal ones
+    detected but left as written (the tenant keeps their class)."""
+
     text: str
     kinds: list[str] = field(default_factory=list)
     found: list[Found] = field(default_factory=list)
+    kept: list[Found] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -212,7 +226,7 @@ class _Scan:
             self.found.append((Found(hit.kind, hit.type, begin, finish), surrogate))
         self.view = view
 
-    def result(self) -> Masked:
+    def result(self, keep: frozenset[str] = frozenset()) -> Masked:
         # A later hit that took in an earlier surrogate covers that hit's whole span: keep the outer.
         kept = [
             (f, s)
@@ -228,12 +242,16 @@ class _Scan:
                 start -= 1
             while end < len(text) and _hidden(text[end]):
                 end += 1
+            if f.type in keep:
+                start, end = f.start, f.end  # left as written, invisible characters included
+                surrogate = text[start:end]
             out.append(text[pos:start] + surrogate)
             widened[id(f)] = Found(f.kind, f.type, start, end)
             pos = end
         out.append(text[pos:])
-        found = [widened[id(f)] for f, _ in kept]
-        return Masked(text="".join(out), kinds=[f.kind for f in found], found=found)
+        found = [widened[id(f)] for f, _ in kept if f.type not in keep]
+        left = [widened[id(f)] for f, _ in kept if f.type in keep]
+        return Masked(text="".join(out), kinds=[f.kind for f in found], found=found, kept=left)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -285,8 +303,10 @@ def iban_valid(raw: str) -> bool:
 
 
 def _surrogate(kind: str, raw: str) -> str:
-    tail = re.sub(r"[^0-9A-Za-z]", "", raw)[-4:]
-    return f"{kind}-***-{tail}"
+    # An e-mail address keeps nothing (its last characters are its domain's), a date of birth
+    # nothing (they are the year).
+    tail = "" if kind in ("EMAIL", "DOB") else re.sub(r"[^0-9A-Za-z]", "", raw)[-4:]
+    return f"{kind}-***-{tail or 'x'}"
 
 
 def _iban_hits(view: str) -> list[_Hit]:
@@ -304,23 +324,39 @@ def _iban_hits(view: str) -> list[_Hit]:
     return hits
 
 
+def _sentence_around(view: str, start: int, end: int, reach: int = 48) -> tuple[str, str]:
+    """The part of the sentence before `start` and after `end`, up to `reach` characters each."""
+    before = view[max(0, start - reach) : start]
+    breaks = list(_SENTENCE_BREAK.finditer(before))
+    after = view[end : end + reach]
+    cut = _SENTENCE_BREAK.search(after)
+    return (before[breaks[-1].end() :] if breaks else before), (after[: cut.start()] if cut else after)
+
+
 def _is_card(view: str, start: int, end: int, digits: str) -> bool:
     if not (13 <= len(digits) <= 19 and luhn_valid(digits)):
         return False
     before = view[max(0, start - 48) : start]
     if _CARD_LABEL.search(before):
         return True
-    if _OTHER_LABEL.search(before) or before.rstrip().endswith("+"):
-        return False
-    if card_range_valid(digits):
+    if (before.rstrip().endswith("+") or _PHONE_LABEL.search(before)) and len(digits) <= 15:
+        return False  # a phone number (E.164 allows at most 15 digits)
+    # A card word in the same sentence decides, whatever label precedes the number
+    # ("Order 4111 1111 1111 1111 is my visa card").
+    sentence_before, sentence_after = _sentence_around(view, start, end)
+    if _CARD_NEARBY.search(sentence_before) or _CARD_NEARBY.search(sentence_after):
         return True
-    # Outside the schemes' ranges only with a card word in the same sentence.
-    breaks = list(_SENTENCE_BREAK.finditer(before))
-    sentence_before = before[breaks[-1].end() :] if breaks else before
-    after = view[end : end + 32]
-    cut = _SENTENCE_BREAK.search(after)
-    sentence_after = after[: cut.start()] if cut else after
-    return bool(_CARD_NEARBY.search(sentence_before) or _CARD_NEARBY.search(sentence_after))
+    if _OTHER_LABEL.search(before):
+        # A label says what the writer calls it, not what it is: a valid card number at a scheme's
+        # usual length (16; 15 for Amex; 14 for Diners) is masked under any label ("ref 4111…");
+        # the rarer lengths (13, 17-19) under another label are left as written.
+        return _usual_card_length(digits) and card_range_valid(digits)
+    return card_range_valid(digits)
+
+
+def _usual_card_length(digits: str) -> bool:
+    n = len(digits)
+    return n in (15, 16) or (n == 14 and (digits[:2] in ("36", "38", "39") or "300" <= digits[:3] <= "305"))
 
 
 def _card_hits(view: str) -> list[_Hit]:
@@ -364,6 +400,8 @@ def _tax_type(label: str, raw: str) -> str:
         return "itin"
     if "ein" in label or label.startswith("employer"):
         return "ein"
+    if label.startswith("social insurance"):
+        return "sin"
     if label.startswith(("ss", "social")):
         return "ssn"
     shape = re.sub(f"{_TAX_SEP}+", "-", re.sub("[0-9]", "9", raw))
@@ -398,32 +436,312 @@ def _account_hits(view: str) -> Iterator[_Hit]:
             yield _Hit(m.start(2), m.end(2), "ACCT", "account", m.group(2))
 
 
-def mask_identifiers(text: str) -> Masked:
+# -- national ids beyond the US and UK ------------------------------------------------------------
+# Words after which a number is a product's, not a person's: an SSN-shaped part number stays.
+_PRODUCT_WORDS = re.compile(
+    r"(?<![a-z])(?:part|parts|p/n|pn|model|item|sku|catalog|catalogue|component|assembly|kit|filter|"
+    r"cartridge|spare|replacement|serial|s/n|lot|batch|drawing|revision|rev|order|invoice|tracking|"
+    r"ticket|case|booking|confirmation|product|article|art\.?\s?nr|qty|quantity|pcs|pieces|units|"
+    r"backorder|backordered|stock|inventory|warehouse|reorder)(?![a-z])",
+    re.IGNORECASE,
+)
+_TAX_WORDS = re.compile(r"(?<![a-z])" + _TAX_LABEL + r"(?![a-z])", re.IGNORECASE)
+# SSNs the Social Security Administration never issued though they are in range (the Woolworth
+# wallet card, an advertised sample card). 123-45-6789 is masked: people use it as their example.
+_NEVER_ISSUED_SSN = {"078051120", "219099999"}
+
+_NUMBER_TAIL = r"(?:[\s:#=.()\-]|(?<![a-z])(?:is|was|number|no|num|nr|id)(?![a-z])){0,8}?"
+_SIN_LABEL = re.compile(
+    r"(?<![a-z])(?:sin|s\.i\.n\.?|social insurance (?:number|no\.?|#)|nas|num[eé]ro d'assurance sociale)(?![a-z])"
+    + _NUMBER_TAIL
+    + f"(?P<number>[0-9]{{3}}{_TAX_SEP}?[0-9]{{3}}{_TAX_SEP}?[0-9]{{3}}){_NOT_BEFORE_DIGITS}",
+    re.IGNORECASE,
+)
+_SIN_GROUPED = re.compile(
+    f"{_NOT_AFTER_DIGITS}[1-79][0-9]{{2}}([ \\-])[0-9]{{3}}\\1[0-9]{{3}}{_NOT_BEFORE_DIGITS}"
+)
+_AADHAAR_LABEL = re.compile(
+    r"(?<![a-z])(?:aadhaar|aadhar|uidai|uid|\u0906\u0927\u093e\u0930)(?:\s*card)?(?![a-z])"
+    + _NUMBER_TAIL
+    + f"(?P<number>[2-9][0-9]{{3}}{_TAX_SEP}?[0-9]{{4}}{_TAX_SEP}?[0-9]{{4}}){_NOT_BEFORE_DIGITS}",
+    re.IGNORECASE,
+)
+_AADHAAR_GROUPED = re.compile(
+    f"{_NOT_AFTER_DIGITS}[2-9][0-9]{{3}}([ \\-])[0-9]{{4}}\\1[0-9]{{4}}{_NOT_BEFORE_DIGITS}"
+)
+_STEUER_LABEL = re.compile(
+    r"(?<![a-z])(?:steuer[\s-]?id(?:nr\.?)?|steuer[\s-]?identifikationsnummer|steuerliche identifikationsnummer|"
+    r"identifikationsnummer|idnr\.?|tax id)(?![a-z])"
+    + _NUMBER_TAIL
+    + f"(?P<number>[1-9](?:{_TAX_SEP}?[0-9]){{10}}){_NOT_BEFORE_DIGITS}",
+    re.IGNORECASE,
+)
+_STEUER_BARE = re.compile(
+    f"{_NOT_AFTER_DIGITS}(?:[1-9][0-9]{{10}}|[1-9][0-9] [0-9]{{3}} [0-9]{{3}} [0-9]{{3}}){_NOT_BEFORE_DIGITS}"
+)
+# French NIR: sex, year, month, department (2A/2B for Corsica), commune, order, then the key.
+_NIR_SEP = "[ .\\-]?"
+_NIR = re.compile(
+    f"(?<![0-9A-Za-z])[1-478]{_NIR_SEP}[0-9]{{2}}{_NIR_SEP}[0-9]{{2}}{_NIR_SEP}(?:[0-9]{{2}}|2[AaBb]){_NIR_SEP}"
+    f"[0-9]{{3}}{_NIR_SEP}[0-9]{{3}}{_NIR_SEP}[0-9]{{2}}(?![0-9A-Za-z])"
+)
+
+_VERHOEFF_D = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+    (1, 2, 3, 4, 0, 6, 7, 8, 9, 5),
+    (2, 3, 4, 0, 1, 7, 8, 9, 5, 6),
+    (3, 4, 0, 1, 2, 8, 9, 5, 6, 7),
+    (4, 0, 1, 2, 3, 9, 5, 6, 7, 8),
+    (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
+    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2),
+    (7, 6, 5, 9, 8, 2, 1, 0, 4, 3),
+    (8, 7, 6, 5, 9, 3, 2, 1, 0, 4),
+    (9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+)
+_VERHOEFF_P = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9),
+    (1, 5, 7, 6, 2, 8, 3, 0, 9, 4),
+    (5, 8, 0, 3, 7, 9, 6, 1, 4, 2),
+    (8, 9, 1, 6, 0, 4, 3, 5, 2, 7),
+    (9, 4, 5, 3, 1, 2, 6, 8, 7, 0),
+    (4, 2, 8, 6, 5, 7, 3, 9, 0, 1),
+    (2, 7, 9, 3, 8, 0, 6, 4, 1, 5),
+    (7, 0, 4, 6, 9, 1, 3, 2, 5, 8),
+)
+
+
+def verhoeff_valid(digits: str) -> bool:
+    """The Verhoeff check (Aadhaar's last digit)."""
+    c = 0
+    for i, ch in enumerate(reversed(digits)):
+        c = _VERHOEFF_D[c][_VERHOEFF_P[i % 8][int(ch)]]
+    return c == 0
+
+
+def sin_valid(digits: str) -> bool:
+    """A Canadian Social Insurance Number: nine digits, Luhn; 0 (fictitious) and 8 (unused) never
+    lead."""
+    return len(digits) == 9 and digits[0] not in "08" and luhn_valid(digits)
+
+
+def aadhaar_valid(digits: str) -> bool:
+    """An Aadhaar number: twelve digits, never leading 0 or 1, Verhoeff check digit."""
+    return len(digits) == 12 and digits[0] not in "01" and verhoeff_valid(digits)
+
+
+def steuer_id_valid(digits: str) -> bool:
+    """The German tax identification number: eleven digits, no leading 0; in the first ten one
+    digit occurs twice or three times and every other at most once; ISO 7064 MOD 11,10 check."""
+    if len(digits) != 11 or digits[0] == "0":
+        return False
+    repeated = [n for n in Counter(digits[:10]).values() if n > 1]
+    if len(repeated) != 1 or repeated[0] > 3:
+        return False
+    product = 10
+    for ch in digits[:10]:
+        total = (int(ch) + product) % 10 or 10
+        product = (total * 2) % 11
+    return (11 - product) % 10 == int(digits[10])
+
+
+def nir_valid(raw: str) -> bool:
+    """A French social security number (NIR): 13 characters and a two-digit key, 97 minus the
+    number modulo 97 (Corsica's 2A and 2B read as 19 and 18); month 01-12, or 20-42 and 50-99 as
+    issued for unknown months."""
+    s = re.sub(r"[^0-9A-Za-z]", "", raw).upper()
+    if len(s) != 15 or not s[13:].isdigit():
+        return False
+    month = int(s[3:5])
+    if not (1 <= month <= 12 or 20 <= month <= 42 or month >= 50):
+        return False
+    body = s[:5] + {"2A": "19", "2B": "18"}.get(s[5:7], s[5:7]) + s[7:13]
+    return body.isdigit() and 97 - int(body) % 97 == int(s[13:])
+
+
+def _another_thing(view: str, start: int, end: int) -> bool:
+    """The sentence names the number as something else (a part, an order) and never as a tax id."""
+    before, after = _sentence_around(view, start, end)
+    if _TAX_WORDS.search(before) or _TAX_WORDS.search(after):
+        return False
+    return bool(
+        _OTHER_LABEL.search(view[max(0, start - 48) : start])
+        or _PRODUCT_WORDS.search(before)
+        or _PRODUCT_WORDS.search(after)
+    )
+
+
+def _us_tax_hits(view: str) -> Iterator[_Hit]:
+    """SSN- and ITIN-shaped numbers with no tax label: masked unless the sentence calls them a
+    part, an order or another thing, or the SSA never issued them (labelled ones: `_context_hits`)."""
+    for pattern, type_ in ((_US_SSN, "ssn"), (_US_ITIN, "itin")):
+        for m in pattern.finditer(view):
+            digits = re.sub(r"\D", "", m.group(0))
+            if digits in _NEVER_ISSUED_SSN or _another_thing(view, m.start(), m.end()):
+                continue
+            yield _Hit(m.start(), m.end(), "TAXID", type_, m.group(0))
+
+
+def _national_hits(view: str) -> Iterator[_Hit]:
+    """Canadian SIN, Aadhaar, German Steuer-ID and French NIR: after their label in any grouping,
+    or bare in their usual grouping, and always only when their check digits are right."""
+    labelled: list[tuple[re.Pattern[str], str, Callable[[str], bool]]] = [
+        (_SIN_LABEL, "sin", sin_valid),
+        (_AADHAAR_LABEL, "aadhaar", aadhaar_valid),
+        (_STEUER_LABEL, "steuer_id", steuer_id_valid),
+    ]
+    taken: list[tuple[int, int]] = []
+    for pattern, type_, valid in labelled:
+        for m in pattern.finditer(view):
+            if valid(re.sub(r"\D", "", m.group("number"))):
+                taken.append((m.start("number"), m.end("number")))
+                yield _Hit(m.start("number"), m.end("number"), "TAXID", type_, m.group("number"))
+    bare: list[tuple[re.Pattern[str], str, Callable[[str], bool]]] = [
+        (_SIN_GROUPED, "sin", sin_valid),
+        (_AADHAAR_GROUPED, "aadhaar", aadhaar_valid),
+        (_STEUER_BARE, "steuer_id", steuer_id_valid),
+    ]
+    for pattern, type_, valid in bare:
+        for m in pattern.finditer(view):
+            if any(s < m.end() and m.start() < e for s, e in taken):
+                continue
+            if valid(re.sub(r"\D", "", m.group(0))) and not _another_thing(view, m.start(), m.end()):
+                taken.append((m.start(), m.end()))
+                yield _Hit(m.start(), m.end(), "TAXID", type_, m.group(0))
+
+
+def _nir_hits(view: str) -> Iterator[_Hit]:
+    for m in _NIR.finditer(view):
+        if nir_valid(m.group(0)):
+            yield _Hit(m.start(), m.end(), "TAXID", "nir", m.group(0))
+
+
+# -- personal identifiers a tenant masks or keeps ----------------------------------------------
+PERSONAL_CLASSES = ("email", "phone", "date_of_birth", "passport")
+PERSONAL_KINDS = {"email": "EMAIL", "phone": "PHONE", "date_of_birth": "DOB", "passport": "PASSPORT"}
+
+_EMAIL = re.compile(
+    r"(?<![\w.%+\-])[A-Za-z0-9][\w.%+\-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}\.)+[A-Za-z]{2,24}(?![\w\-])"
+)
+_PHONE_SEP = r"[ .\-\u2010-\u2015]"
+_PHONE = re.compile(
+    # international: +CC or 00CC, then groups (an area code may be in parentheses)
+    r"(?<![\w+])(?<![0-9]"
+    + _PHONE_SEP
+    + r")(?:\+|00)[1-9][0-9]{0,3}(?:"
+    + _PHONE_SEP
+    + r"{0,2}(?:\([0-9]{1,5}\)|[0-9]{1,6})){1,6}(?![0-9])"
+    # North American: (415) 555-0132, 415-555-0132, 1-800-555-0100, 415.555.0132
+    r"|(?<![\w\-.])(?<![0-9]"
+    + _PHONE_SEP
+    + r")(?:1"
+    + _PHONE_SEP
+    + r")?(?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}"
+    + _PHONE_SEP
+    + r")[2-9][0-9]{2}"
+    + _PHONE_SEP
+    + r"[0-9]{4}(?![0-9])(?!"
+    + _PHONE_SEP
+    + r"[0-9])"
+    # French: 06 12 34 56 78, 01.23.45.67.89 (five pairs, one separator throughout)
+    r"|(?<![\w\-.])(?<![0-9]"
+    + _PHONE_SEP
+    + r")0[1-9]([ .\-])[0-9]{2}(?:\1[0-9]{2}){3}(?![0-9])(?!"
+    + _PHONE_SEP
+    + r"[0-9])"
+    # national with a trunk 0: 020 7946 0958, 07700 900123, 030 1234 5678
+    r"|(?<![\w\-.])(?<![0-9]" + _PHONE_SEP + r")0[1-9][0-9]{1,4}(?:" + _PHONE_SEP + r"[0-9]{2,4}){1,3}"
+    r"(?![0-9])(?!" + _PHONE_SEP + r"[0-9])"
+)
+_PHONE_LABELLED = re.compile(
+    r"(?<![a-z])(?:phone|tel|telephone|mobile|cell|fax|call(?: me)?(?: at| on)?|ring(?: me)?(?: on| at)?|"
+    r"whatsapp|sms|text(?: me)? (?:at|on)|handy|t[eé]l[eé]phone|portable)(?![a-z])"
+    r"(?:[\s:#=.()\-]|(?<![a-z])(?:is|was|number|no|num|nr)(?![a-z])){0,8}?"
+    r"(?P<number>\(?[0-9][0-9()]*(?:" + _PHONE_SEP + r"{0,2}\(?[0-9]+\)?){0,6})(?![0-9])",
+    re.IGNORECASE,
+)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE = (
+    r"(?:[0-9]{1,2}[./\-][0-9]{1,2}[./\-](?:[0-9]{4}|[0-9]{2})(?![0-9])|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?![0-9])"
+    r"|[0-9]{1,2}(?:st|nd|rd|th)?\s(?:of\s)?"
+    + _MONTH
+    + r",?\s[0-9]{4}|"
+    + _MONTH
+    + r"\s[0-9]{1,2}(?:st|nd|rd|th)?,?\s[0-9]{4})"
+)
+_DOB = re.compile(
+    r"(?<![a-z])(?:dob|d\.o\.b\.?|date of birth|birth\s?date|birthday|born(?: on)?|geboren(?: am)?|"
+    r"geburtsdatum|n[ée]e? le|date de naissance|fecha de nacimiento)(?![a-z])"
+    r"(?:[\s:#=,\-]|(?<![a-z])(?:is|was|on|the)(?![a-z])){0,6}?(?P<date>" + _DATE + ")",
+    re.IGNORECASE,
+)
+_PASSPORT = re.compile(
+    r"(?<![a-z])(?:passport|reisepass(?:nummer)?|passeport|pasaporte|passaporto)(?![a-z])"
+    r"(?:[\s:#=.\-]|(?<![a-z])(?:is|was|number|no|num|nr|id|n°)(?![a-z])){0,8}?"
+    r"(?P<number>(?=[A-Za-z]{0,3}[0-9])[A-Za-z0-9]{6,9})(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+
+
+def _personal_hits(view: str) -> Iterator[_Hit]:
+    for m in _EMAIL.finditer(view):
+        yield _Hit(m.start(), m.end(), "EMAIL", "email", m.group(0))
+    for m in _DOB.finditer(view):
+        yield _Hit(m.start("date"), m.end("date"), "DOB", "date_of_birth", m.group("date"))
+    for m in _PASSPORT.finditer(view):
+        yield _Hit(m.start("number"), m.end("number"), "PASSPORT", "passport", m.group("number"))
+
+
+def _phone_hits(view: str) -> Iterator[_Hit]:
+    """Phone numbers: international (+ or 00), North American and trunk-0 national shapes, and any
+    run of 7 to 15 digits after a phone word."""
+    spans: list[tuple[int, int]] = []
+    for m in _PHONE.finditer(view):
+        if 7 <= len(re.sub(r"\D", "", m.group(0))) <= 15:
+            spans.append((m.start(), m.end()))
+    for m in _PHONE_LABELLED.finditer(view):
+        if 7 <= len(re.sub(r"\D", "", m.group("number"))) <= 15:
+            spans.append((m.start("number"), m.end("number")))
+    end = -1
+    for start, stop in sorted(spans):
+        if start < end:
+            continue
+        end = stop
+        yield _Hit(start, stop, "PHONE", "phone", view[start:stop])
+
+
+def mask_identifiers(text: str, *, keep: Collection[str] = ()) -> Masked:
     """Replace every detected identifier with its surrogate; report the kinds found, in the
-    order they were detected, and where each was (`found`)."""
+    order they were detected, and where each was (`found`). Personal identifiers of the classes
+    in `keep` (`PERSONAL_CLASSES`: a tenant's policy) are detected but left as written (`kept`)."""
     scan = _Scan(text)
     scan.replace(_iban_hits(scan.view))
+    scan.replace(list(_nir_hits(scan.view)))
     scan.replace(_card_hits(scan.view))
-    scan.replace(list(_pattern_hits(_US_SSN, scan.view, "TAXID", "ssn")))
-    scan.replace(list(_pattern_hits(_US_ITIN, scan.view, "TAXID", "itin")))
     scan.replace(list(_context_hits(scan.view)))
+    scan.replace(list(_national_hits(scan.view)))
+    scan.replace(list(_us_tax_hits(scan.view)))
     scan.replace(list(_pattern_hits(_UK_NINO, scan.view, "TAXID", "nino")))
     scan.replace(list(_account_hits(scan.view)))
+    scan.replace(list(_personal_hits(scan.view)))
+    scan.replace(list(_phone_hits(scan.view)))
     if not scan.found:
         return Masked(text=text)
-    return scan.result()
+    return scan.result(keep=frozenset(keep))
 
 
 SURROGATE = re.compile(r"\b(CARD|IBAN|TAXID|ACCT)-\*\*\*-\w{1,4}\b")
+PERSONAL_SURROGATE = re.compile(r"\b(EMAIL|PHONE|DOB|PASSPORT)-\*\*\*-\w{1,4}\b")
 
 
 def identifier_kinds(text: str | None) -> list[str]:
-    """The identifiers a text holds or held: those masking would find now, and the surrogates of
-    those masked already (a `MaskedText` field is masked when the request is read, so the write
+    """The financial and national identifiers (not the personal classes a tenant may keep) a text
+    holds or held: those masking would find now, and the surrogates of those masked already (a `MaskedText` field is masked when the request is read, so the write
     gateway would otherwise not know an identifier was there)."""
     if not text:
         return []
-    return [m.group(1) for m in SURROGATE.finditer(text)] + mask_identifiers(text).kinds
+    return [m.group(1) for m in SURROGATE.finditer(text)] + [
+        k for k in mask_identifiers(text).kinds if k not in PERSONAL_KINDS.values()
+    ]
 
 
 def mask_free_text(text: str | None) -> str | None:
@@ -435,13 +753,13 @@ def mask_free_text(text: str | None) -> str | None:
     return mask_identifiers(text).text
 
 
-def mask_value(value: Any) -> tuple[Any, list[str]]:
+def mask_value(value: Any, *, keep: Collection[str] = ()) -> tuple[Any, list[str]]:
     """Mask every string inside a JSON-like value; numbers that look like cards too."""
     kinds: list[str] = []
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            m = mask_identifiers(v)
+            m = mask_identifiers(v, keep=keep)
             kinds.extend(m.kinds)
             return m.text
         if isinstance(v, bool) or v is None or isinstance(v, float):

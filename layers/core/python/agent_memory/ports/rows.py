@@ -136,8 +136,9 @@ class ErasureRow(TypedDict):
     tenant_id: str
     erasure_id: str
     subject_id: str
-    reason: str
-    request_reference: str | None
+    reason: str | None  # the requester's words: none once the erasure is verified
+    request_reference: str | None  # likewise
+    request_reference_sha256: str | None  # `erasure_reference_digest` of the reference, kept
     requested_by: str
     status: str  # running, verified or failed
     steps: list[dict[str, Any]]  # one entry per step: name, status and its counts

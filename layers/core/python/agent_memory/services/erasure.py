@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_memory.domain.audit import erasure_reference_digest
 from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.erasure_steps import ERASURE_DEADLINE_HOURS, ERASURE_STEPS, ErasureStep, step_names
 from agent_memory.domain.errors import NotFound, Unavailable
@@ -42,6 +43,7 @@ VERIFIED_LAYERS = (
     "objects",
     "working",
     "extraction_reports",
+    "free_text",
 )
 
 
@@ -105,7 +107,9 @@ class ErasureService:
                 # Idempotency belongs to the request, not to the subject: the same data-subject
                 # request sent twice answers with its first erasure; any other request runs again,
                 # since data may have arrived since the last one (a replayed session, a paraphrase).
-                earlier = s.erasure_by_reference(subject_id, body.request_reference)
+                earlier = s.erasure_by_reference(
+                    subject_id, erasure_reference_digest(subject_id, body.request_reference)
+                )
                 if earlier is not None:
                     return self._view(earlier, now) | {"duplicate_of_earlier_request": True}
             # A subject this tenant has never held gets a verified zero receipt, whether or not some
@@ -117,6 +121,11 @@ class ErasureService:
                 subject_id=subject_id,
                 reason=body.reason,
                 request_reference=body.request_reference,
+                request_reference_sha256=(
+                    erasure_reference_digest(subject_id, body.request_reference)
+                    if body.request_reference
+                    else None
+                ),
                 requested_by=principal.sub,
                 steps=steps,
                 deadline=now + timedelta(hours=ERASURE_DEADLINE_HOURS),
@@ -129,9 +138,11 @@ class ErasureService:
                         principal.sub,
                         None,
                         subject_id,
-                        body.reason,
+                        "erasure_requested",
+                        # the caller's words go beside the chain (erased with the subject)
                         {
                             "erasure_id": erasure_id,
+                            "reason": body.reason,
                             "request_reference": body.request_reference,
                             **({"completes_erasure_id": completes} if completes else {}),
                         },
@@ -252,6 +263,9 @@ class ErasureService:
             # Working memory of the subject's open sessions, live or expired (the same transaction
             # holds the subject's exclusive lock: no working write interleaves).
             counts["working"] = s.purge_subject_working(req["subject_id"])
+            # What people typed about the subject: its audit events' free text (reasons, evidence
+            # and request references; the chain keeps only salted digests) and a hold's reason.
+            counts["free_text"] = s.purge_subject_free_text(req["subject_id"])
             s.append_events(
                 [
                     NewEvent(
@@ -289,6 +303,7 @@ class ErasureService:
             found = s.verify_subject_erased(req["subject_id"], req["lineage_keys"])
             found["working"] = s.count_subject_working(req["subject_id"])
             held = s.subject_held(req["subject_id"])
+            found["free_text"] = s.count_subject_free_text(req["subject_id"])
         found["objects"] = (
             self.objects.count_prefix(subject_prefix(tenant_id, req["subject_id"]))
             if self.objects and not held
@@ -312,7 +327,10 @@ class ErasureService:
             receipt = {
                 "erasure_id": req["erasure_id"],
                 "subject_id": req["subject_id"],
-                "request_reference": current["request_reference"],
+                # The requester's words may name the subject: the receipt names the request by
+                # its reference's digest, and the row forgets the reason and the reference.
+                "request_reference": None,
+                "request_reference_sha256": current["request_reference_sha256"],
                 "records": counts["resolve_lineage"].get("count") or 0,
                 "embeddings": counts["purge_index"].get("count") or 0,
                 "derived": derived,
@@ -335,6 +353,8 @@ class ErasureService:
                 receipt=receipt,
                 steps=steps,
                 completed_at=now,
+                reason=None,
+                request_reference=None,
             )
             s.append_events(
                 [

@@ -71,7 +71,7 @@ class SessionView(BaseModel):
 class ErasureView(BaseModel):
     erasure_id: str
     status: str
-    reason: str
+    reason: str | None
     request_reference: str | None
     requested_by: str
     deadline: datetime
@@ -89,6 +89,8 @@ class EventView(BaseModel):
     actor: str
     reason: str | None
     payload: dict[str, Any]
+    # the reasons and references people typed, kept beside the chain (as in GET /v1/audit)
+    free_text: dict[str, str] | None = None
     created_at: datetime
     # "above_clearance": an event about a record the caller may not see keeps its place in the
     # trail without the record's id or payload, as in GET /v1/audit
@@ -312,6 +314,7 @@ class ExportService:
                 actor=e.actor,
                 reason=e.reason,
                 payload={} if e.memory_id in above else e.payload,
+                free_text=None if e.memory_id in above else e.free_text,
                 created_at=e.created_at,
                 redacted="above_clearance" if e.memory_id in above else None,
             )

@@ -187,7 +187,7 @@ def _audit_view(event: AuditEvent, above_clearance: bool) -> dict[str, Any]:
     (prev_hash to the previous hash) still can."""
     view = event.model_dump(mode="json")
     if above_clearance:
-        view.update(payload={}, memory_id=None, redacted="above_clearance")
+        view.update(payload={}, memory_id=None, free_text=None, redacted="above_clearance")
     return view
 
 

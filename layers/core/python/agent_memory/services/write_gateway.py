@@ -40,7 +40,13 @@ from agent_memory.domain.records import (
     new_id,
     utcnow,
 )
-from agent_memory.domain.sanitize import identifier_kinds, mask_identifiers, mask_value, unstorable_value
+from agent_memory.domain.sanitize import (
+    PERSONAL_KINDS,
+    identifier_kinds,
+    mask_identifiers,
+    mask_value,
+    unstorable_value,
+)
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
@@ -361,7 +367,7 @@ def _persist(
 
 def prepare(request: MemoryWrite, policy: PolicyProfile, now: datetime) -> tuple[MemoryWrite, Classified]:
     """Steps 1-3, pure: sanitize, screen for instructions, classify. The database steps follow."""
-    clean, masked_kinds = sanitize(request)
+    clean, masked_kinds = sanitize(request, keep=policy.kept_identifier_classes())
     if clean.type is MemoryType.COMMITMENT:
         clean = clean.model_copy(update={"value": opening_value(clean.value)})
     # Everything a context line shows is screened, each piece as its own line, as written (not as
@@ -395,8 +401,9 @@ def _wants_vector(candidate: Classified) -> bool:
     )
 
 
-def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
-    """Step 1 (SEC-01): mask identifiers in every free-text field before anything else sees them."""
+def sanitize(request: MemoryWrite, keep: frozenset[str] = frozenset()) -> tuple[MemoryWrite, list[str]]:
+    """Step 1 (SEC-01): mask identifiers in every free-text field before anything else sees them;
+    the personal identifier classes in `keep` (the tenant's policy) stay in content and value."""
     if len(request.content) > MAX_CONTENT_CHARS:
         raise PayloadTooLarge(f"content exceeds {MAX_CONTENT_CHARS} characters", field="content")
     if len(json.dumps(request.value)) > MAX_VALUE_BYTES:
@@ -406,9 +413,11 @@ def sanitize(request: MemoryWrite) -> tuple[MemoryWrite, list[str]]:
     unstorable = unstorable_value(request.model_dump())
     if unstorable is not None:
         raise InvalidRequest(f"{unstorable[0]}: {unstorable[1]}", field=unstorable[0])
-    content = mask_identifiers(request.content)
-    value, value_kinds = mask_value(request.value)
-    kinds = content.kinds + value_kinds
+    content = mask_identifiers(request.content, keep=keep)
+    value, value_kinds = mask_value(request.value, keep=keep)
+    # Cards, bank and national ids flag the record and raise its sensitivity; the personal classes
+    # (e-mail, phone, date of birth, passport) are masked or kept by policy and change neither.
+    kinds = [k for k in content.kinds + value_kinds if k not in PERSONAL_KINDS.values()]
     # The short fields are MaskedText: masked when the request was read. Their identifiers still
     # count, so the record is flagged and its sensitivity raised as for one found in the content.
     for short in (

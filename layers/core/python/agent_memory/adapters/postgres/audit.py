@@ -6,6 +6,7 @@ Mixed into the tenant session (`store.PostgresTenantSession`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -13,7 +14,7 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from agent_memory.domain.audit import chain_events
+from agent_memory.domain.audit import HOLD_REASON_ERASED, SideText, chain_events, split_free_text
 from agent_memory.domain.hashing import GENESIS_HASH
 from agent_memory.domain.records import AuditEvent, utcnow
 from agent_memory.ports.store import NewEvent
@@ -35,8 +36,15 @@ class AuditQueries:
         if not events:
             return []
         seq, prev = self._chain_head()
-        out = chain_events(self.tenant_id, events, after_seq=seq, after_hash=prev, at=utcnow())
+        chained: list[NewEvent] = []
+        side: list[list[SideText]] = []
+        for ev in events:
+            payload, texts = split_free_text(ev.payload)
+            chained.append(dataclasses.replace(ev, payload=payload))
+            side.append(texts)
+        out = chain_events(self.tenant_id, chained, after_seq=seq, after_hash=prev, at=utcnow())
         self._insert_events(out)
+        self._insert_side_texts(out, side)
         self.conn.execute(
             "UPDATE audit_chain_heads SET seq = %s, hash = %s WHERE tenant_id = %s",
             (out[-1].seq, out[-1].hash, self.tenant_id),
@@ -87,6 +95,42 @@ class AuditQueries:
                 ],
             )
 
+    def _insert_side_texts(self, events: list[AuditEvent], side: list[list[SideText]]) -> None:
+        rows = [
+            (self.tenant_id, e.id, t.key, e.subject_id, t.text, t.salt)
+            for e, texts in zip(events, side, strict=True)
+            for t in texts
+        ]
+        if rows:
+            with self.conn.cursor() as cur:
+                cur.executemany(
+                    """INSERT INTO audit_free_text (tenant_id, event_id, field, subject_id, text, salt)
+                       VALUES (%s, %s, %s, %s, %s, %s)""",
+                    rows,
+                )
+
+    def purge_subject_free_text(self, subject_id: str) -> int:
+        """Erase what people typed about the subject: the free text kept beside the chain for its
+        events, and the reason of a legal hold still set on it (the hold itself stays)."""
+        side = self.conn.execute(
+            "DELETE FROM audit_free_text WHERE tenant_id = %s AND subject_id = %s",
+            (self.tenant_id, subject_id),
+        ).rowcount
+        hold = self.conn.execute(
+            "UPDATE subject_holds SET reason = %s WHERE tenant_id = %s AND subject_id = %s AND reason <> %s",
+            (HOLD_REASON_ERASED, self.tenant_id, subject_id, HOLD_REASON_ERASED),
+        ).rowcount
+        return side + hold
+
+    def count_subject_free_text(self, subject_id: str) -> int:
+        row = self.conn.execute(
+            """SELECT (SELECT count(*) FROM audit_free_text WHERE tenant_id = %(t)s AND subject_id = %(s)s)
+                    + (SELECT count(*) FROM subject_holds
+                        WHERE tenant_id = %(t)s AND subject_id = %(s)s AND reason <> %(erased)s) AS n""",
+            {"t": self.tenant_id, "s": subject_id, "erased": HOLD_REASON_ERASED},
+        ).fetchone()
+        return int(row["n"]) if row else 0
+
     def records_above_clearance(self, memory_ids: set[str], max_sensitivity_rank: int) -> set[str]:
         if not memory_ids:
             return set()
@@ -125,4 +169,14 @@ class AuditQueries:
                 "lim": limit,
             },
         ).fetchall()
-        return [AuditEvent.model_validate(r) for r in rows]
+        events = [AuditEvent.model_validate(r) for r in rows]
+        if events:
+            texts: dict[str, dict[str, str]] = {}
+            for t in self.conn.execute(
+                "SELECT event_id, field, text FROM audit_free_text WHERE tenant_id = %s AND event_id = ANY(%s)",
+                (self.tenant_id, [e.id for e in events]),
+            ).fetchall():
+                texts.setdefault(t["event_id"], {})[t["field"]] = t["text"]
+            for e in events:
+                e.free_text = texts.get(e.id)
+        return events

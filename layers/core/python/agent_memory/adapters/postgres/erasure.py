@@ -52,9 +52,11 @@ class ErasureQueries:
     def create_erasure(self, **fields: Any) -> None:
         self.conn.execute(
             """INSERT INTO erasure_requests (tenant_id, erasure_id, subject_id, reason, request_reference,
-                                             requested_by, status, steps, deadline, completes_erasure_id)
-               VALUES (%(t)s, %(erasure_id)s, %(subject_id)s, %(reason)s, %(request_reference)s, %(requested_by)s,
-                       'running', %(steps)s, %(deadline)s, %(completes_erasure_id)s)""",
+                                             request_reference_sha256, requested_by, status, steps, deadline,
+                                             completes_erasure_id)
+               VALUES (%(t)s, %(erasure_id)s, %(subject_id)s, %(reason)s, %(request_reference)s,
+                       %(request_reference_sha256)s, %(requested_by)s, 'running', %(steps)s, %(deadline)s,
+                       %(completes_erasure_id)s)""",
             {"completes_erasure_id": None, "t": self.tenant_id, **fields, "steps": Jsonb(fields["steps"])},
         )
 
@@ -66,17 +68,27 @@ class ErasureQueries:
         ).fetchone()
         return cast(ErasureRow | None, row)
 
-    def erasure_by_reference(self, subject_id: str, request_reference: str) -> ErasureRow | None:
+    def erasure_by_reference(self, subject_id: str, reference_sha256: str) -> ErasureRow | None:
+        """The subject's latest erasure (not failed) of the request whose reference has this digest."""
         row = self.conn.execute(
             """SELECT * FROM erasure_requests
-                WHERE tenant_id = %s AND subject_id = %s AND request_reference = %s AND status <> 'failed'
+                WHERE tenant_id = %s AND subject_id = %s AND request_reference_sha256 = %s AND status <> 'failed'
                 ORDER BY created_at DESC LIMIT 1""",
-            (self.tenant_id, subject_id, request_reference),
+            (self.tenant_id, subject_id, reference_sha256),
         ).fetchone()
         return cast(ErasureRow | None, row)
 
     _ERASURE_FIELDS = frozenset(
-        {"status", "steps", "lineage_keys", "receipt", "failure_reason", "completed_at"}
+        {
+            "status",
+            "steps",
+            "lineage_keys",
+            "receipt",
+            "failure_reason",
+            "completed_at",
+            "reason",
+            "request_reference",
+        }
     )
 
     def update_erasure(self, erasure_id: str, **fields: Any) -> None:

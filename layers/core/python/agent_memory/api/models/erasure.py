@@ -54,7 +54,13 @@ class ErasureReceipt(ResponseModel):
 
     erasure_id: str
     subject_id: str
-    request_reference: str | None
+    request_reference: str | None = Field(
+        description="null: the reference is the requester's words and is not kept (see request_reference_sha256)"
+    )
+    request_reference_sha256: str | None = Field(
+        default=None,
+        description="hex SHA-256 of subject_id, a unit separator (U+001F) and the request reference",
+    )
     records: int
     embeddings: int
     derived: int

@@ -102,5 +102,6 @@ function csvCell(v) {
 }
 
 function csv(events) {
-  return [[...COLUMNS, "payload"].join(","), ...events.map((e) => [...COLUMNS.map((c) => csvCell(e[c])), csvCell(e.payload)].join(","))].join("\r\n") + "\r\n";
+  // free_text: the reasons and references people typed, kept beside the chain until the subject is erased
+  return [[...COLUMNS, "payload", "free_text"].join(","), ...events.map((e) => [...COLUMNS.map((c) => csvCell(e[c])), csvCell(e.payload), csvCell(e.free_text)].join(","))].join("\r\n") + "\r\n";
 }
