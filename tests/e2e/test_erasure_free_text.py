@@ -85,13 +85,17 @@ def test_erasure_leaves_no_free_text_naming_the_subject_anywhere(api, container,
     assert claim.status == 201, claim.body
     approved = api.post(
         f"/v1/memories/{claim.body['memory']['id']}/approve",
-        {"evidence_ref": f"signed-order-form {said}", "note": f"confirmed with {said}"},
+        {
+            # a document reference the evidence pattern accepts (no spaces), naming the subject
+            "evidence_ref": f"signed-order-form-118/{NAME.replace(' ', '.')}/{EMAIL}",
+            "note": f"confirmed with {said}",
+        },
         token=reviewer,
     )
     assert approved.status == 200, approved.body
-    # And a legal hold set, released and set again (still set at the erasure, which it does not
-    # exempt) with reasons naming the subject
-    for hold in (True, False, True):
+    # And a legal hold set, released, set and released again, with reasons naming the subject (a
+    # hold still set at the erasure would keep the subject's records: tests/e2e/test_hold_erasure_api.py)
+    for hold in (True, False, True, False):
         held = api.post(
             f"/v1/subjects/{subject}/legal-hold",
             {"hold": hold, "reason": f"dispute with {said}"},

@@ -94,11 +94,19 @@ class ErasureService:
             subject_id,
             ErasureRequest(reason="legal_hold_released", request_reference=latest["request_reference"]),
             completes=latest["erasure_id"],
+            # a verified erasure keeps its request's reference only as a digest: the same request
+            reference_digest=latest.get("request_reference_sha256"),
         )
         return str(started["erasure_id"])
 
     def _start(
-        self, principal: Principal, subject_id: str, body: ErasureRequest, *, completes: str | None = None
+        self,
+        principal: Principal,
+        subject_id: str,
+        body: ErasureRequest,
+        *,
+        completes: str | None = None,
+        reference_digest: str | None = None,
     ) -> dict[str, Any]:
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
@@ -124,7 +132,7 @@ class ErasureService:
                 request_reference_sha256=(
                     erasure_reference_digest(subject_id, body.request_reference)
                     if body.request_reference
-                    else None
+                    else reference_digest
                 ),
                 requested_by=principal.sub,
                 steps=steps,
