@@ -11,7 +11,7 @@ def any_of(*alternatives: str) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
-def _dismissal(
+def dismissal(
     verbs: str, fillers: str, pointers: str, objects: str, after: str, sep: str = r"\s+"
 ) -> list[str]:
     """ "<verb> [fillers] <pointer> [fillers] <object>" and "<verb> [fillers] <object> <pointer after>":
@@ -23,6 +23,12 @@ def _dismissal(
         rf"\b{v}{sep}(?:{f}{sep}){{0,3}}?{p}{sep}(?:{f}{sep}){{0,2}}?{o}\b",
         rf"\b{v}{sep}(?:{f}{sep}){{0,3}}?{o}(?:{sep}[\w-]+)??{sep}{a}(?![\w-])",
     ]
+
+
+def exfiltration(verbs: str, objects: str, excluded: str) -> str:
+    """<verb> then, within a few words none of which is the customer's own ("my", "our"), data that is not
+    this customer's to have: other customers' records, a bulk export, secrets, the model's instructions."""
+    return rf"\b{any_of(verbs)}\b(?:\s+(?!{any_of(excluded)}\b)[\w'-]+){{0,6}}?\s+{any_of(objects)}"
 
 
 GAP = r"[^.!?;\n]{0,40}?"  # a short stretch of the same sentence
@@ -41,14 +47,15 @@ _EN_POINTERS = (
 _EN_FILLERS = rf"the|these|those|such|of|and|or|other|{_EN_POINTERS}"
 _EN_STRONG = r"previous|prior|above|earlier|preceding|foregoing|original|initial|system|developer|safety|hidden|internal"
 _EN_VOID = (
-    r"(?:are|is)\s+(?:now\s+|hereby\s+|officially\s+)?(?:void|null|cancell?ed|revoked|obsolete|invalid|suspended"
-    r"|lifted|overridden|superseded|replaced|disabled|deactivated|no longer (?:valid|in effect|active)|not valid)"
+    r"(?:are|is|were|was|have been|has been)\s+(?:now\s+|hereby\s+|officially\s+)?(?:void|null|cancell?ed|revoked"
+    r"|obsolete|outdated|invalid|suspended|lifted|overridden|superseded|replaced|disabled|deactivated|withdrawn"
+    r"|rescinded|expired|no longer (?:valid|in effect|active|applicable)|not valid)"
     r"|(?:no longer|don't|do not|does not|doesn't)\s+apply"
 )
 
 OVERRIDE: dict[str, list[str]] = {
     "en": [
-        *_dismissal(
+        *dismissal(
             r"ignore|disregard|forget|override|overrule|bypass|skip|discard|dismiss|abandon|neglect|nullify|drop|erase"
             r"|wipe|reset|clear|(?:set|put|push|leave) aside|throw (?:out|away)|pay no (?:attention|heed|mind) to"
             r"|(?:do not|don't|dont|never|no longer) (?:follow|obey|apply|heed|respect|listen to|comply with)"
@@ -72,9 +79,16 @@ OVERRIDE: dict[str, list[str]] = {
         rf"\s+(?:{_EN_VOID})",
         rf"\b(?:{_EN_OBJECTS})\s+(?:that\s+)?you\s+(?:were|have been|'ve been|had been)\s+[\w-]+(?:\s+(?:with|by))?"
         rf"\s+(?:{_EN_VOID})",
+        # "the previous instructions are no longer valid", "all prior guidance is obsolete": a pointer at the
+        # model's own instructions, the object right after it ("the old setup instructions" does not count)
+        rf"\b(?:previous|prior|earlier|preceding|foregoing|original|initial|above|system|developer|standing)\s+"
+        rf"(?:{_EN_OBJECTS})\s+(?:{_EN_VOID})",
+        r"\b(?:everything|anything|all(?: of the text)?|whatever(?: was written)?)\s+(?:above|before|prior to)\s+"
+        r"(?:this\s+(?:line|point|note|message|memo)\s+)?(?:is|was|are)\s+(?:now\s+)?(?:void|outdated|obsolete"
+        r"|invalid|cancell?ed|irrelevant|superseded|no longer valid)\b",
     ],
     "fr": [
-        *_dismissal(
+        *dismissal(
             r"ignore[rsz]?|ignorons|oublie[rsz]?|oublions|neglige[rsz]?|outrepasse[rsz]?|contourne[rsz]?"
             r"|(?:fais|faites|faire) (?:abstraction|fi)|(?:ne )?(?:tiens|tenez|tenir) (?:pas|plus|aucun) compte"
             r"|(?:ne |n')?(?:suis|suivez|suivre|respecte[sz]?|respecter|applique[sz]?|appliquer|obeis|obeissez)"
@@ -96,7 +110,7 @@ OVERRIDE: dict[str, list[str]] = {
         r"|invalides|abrogees|remplacees)|n'ont plus cours)",
     ],
     "de": [
-        *_dismissal(
+        *dismissal(
             r"ignorier(?:e|en|t|st)?(?: sie)?|vergiss|vergesst|vergessen sie|missachte(?:n|t)?(?: sie)?"
             r"|ubergehe(?:n)?(?: sie)?|uberspringe(?:n)?(?: sie)?|verwirf|verwerfen sie",
             r"die|der|den|das|dem|des|alle[nmrs]?|deine[nmrs]?|eure[nmrs]?|ihre[nmrs]?|diese[nmrs]?|und|oder|von"
@@ -125,12 +139,13 @@ OVERRIDE: dict[str, list[str]] = {
         r"\balles,?\s+was\s+(?!ich\b|wir\b)[^.!?\n]{0,40}?\b(?:gesagt|aufgetragen|gegeben)\b[^.!?\n]{0,15}?,?"
         r"\s+gilt\s+nicht\s+mehr",
         r"\b(?:deine|eure|alle deine|die (?:vorherigen|bisherigen|obigen|ursprunglichen))\s+\w*(?:anweisung"
-        r"|instruktion|regel|vorgabe|richtlinie)\w*(?:\s+[\w-]+){0,4}?\s+(?:gelten\s+nicht\s+mehr|sind\s+"
+        r"|instruktion|regel|vorgabe|richtlinie)\w*(?:\s+[\w-]+){0,4}?\s+(?:gelten\s+nicht\s+mehr"
+        r"|sind\s+nicht\s+mehr\s+(?:gultig|in kraft|wirksam|anwendbar)|sind\s+"
         r"(?:ab sofort\s+|jetzt\s+|nun\s+|hiermit\s+)?(?:aufgehoben|ungultig|nichtig|ausser kraft|hinfallig"
         r"|widerrufen|ersetzt))",
     ],
     "es": [
-        *_dismissal(
+        *dismissal(
             r"ignora[rd]?|ignore[ns]?|olvida[rd]?|olvide[ns]?|descarta[rd]?|descarte[ns]?|omite|omita|omitan"
             r"|desobedece|desobedezca|desatiende|saltate|salta|haz caso omiso (?:a|de)|hagan? caso omiso (?:a|de)"
             r"|no (?:hagas|haga|hagan) caso (?:a|de)|no (?:sigas|siga|sigan|obedezcas|obedezca|respetes|respete"
@@ -154,7 +169,7 @@ OVERRIDE: dict[str, list[str]] = {
         r"|(?:estan|son)\s+(?:anuladas|revocadas|suspendidas|obsoletas))",
     ],
     "pt": [
-        *_dismissal(
+        *dismissal(
             r"ignore|ignora|ignorem|ignorar|esqueca|esquece|esquecam|esquecer|desconsidere|desconsidera|desconsiderem"
             r"|descarte|descarta|despreze|despreza|nao (?:siga|sigas|sigam|obedeca|cumpra|respeite|aplique)(?: mais)?"
             r"|deix[ae] de (?:seguir|lado|cumprir|aplicar)|deixar de lado|pass[ae] por cima d[aoe]s?|pule|salte",
@@ -172,11 +187,12 @@ OVERRIDE: dict[str, list[str]] = {
         r"\b(?:suas|seus|tuas|vossas|(?:todas )?as (?:instrucoes|orientacoes|regras|normas|diretrizes)"
         r"\s+(?:anteriores|previas|originais|do sistema|que (?:lhe|te|voce) (?:deram|recebeu)))"
         r"(?:\s+[\w-]+){0,4}?\s+(?:nao (?:valem|se aplicam|sao validas|estao em vigor|tem validade)(?: mais)?"
+        r"|nao (?:sao|estao) mais (?:validas|em vigor|aplicaveis)|nao (?:valem|se aplicam) mais"
         r"|foram (?:canceladas|revogadas|anuladas|suspensas|substituidas)|estao (?:canceladas|suspensas|revogadas)"
         r"|perderam (?:a )?validade|deixaram de valer)",
     ],
     "nl": [
-        *_dismissal(
+        *dismissal(
             r"negeer|negeren|negeert|vergeet|vergeten|verwerp|verwerpen|omzeil|omzeilen"
             r"|(?:houd|hou|houdt) (?:dan )?geen rekening (?:meer )?met|trek je niets (?:meer )?aan van",
             r"de|het|alle|je|jouw|uw|die|deze|en|of|van|vorige|eerdere|voorgaande|bovenstaande|oorspronkelijke"

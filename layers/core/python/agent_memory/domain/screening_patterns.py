@@ -1,5 +1,5 @@
 """The patterns injection screening looks for, one table per signal and language (English,
-French, German, Spanish, Portuguese, Dutch), written against the folded text `screening` reads
+French, German, Spanish, Portuguese, Dutch; the other languages are in `screening_scripts`), written against the folded text `screening` reads
 (lowercase, no accents, look-alikes folded to Latin). How they are read and why they need both a
 verb of dismissal and a pointer at the model's own instructions: `screening`.
 
@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 
+from agent_memory.domain import screening_scripts as _scripts
 from agent_memory.domain.screening_overrides import OVERRIDE as _OVERRIDE
 from agent_memory.domain.screening_overrides import ROLE_OVERRIDE as _ROLE_OVERRIDE
-from agent_memory.domain.screening_overrides import any_of as _any
+from agent_memory.domain.screening_overrides import exfiltration
 
 # --------------------------------------------------------------------------- directives addressed to the model
 
@@ -40,6 +41,25 @@ _DIRECTIVE: dict[str, list[str]] = {
         r" to)\b",
         r"\bthe\s+(?:assistant|agent)\s+(?:must|should|shall|will|has to|needs to)\s+(?:always|never)\b",
         r"\b(?:always|never)\s+(?:tell|say to|offer|give|mention|charge|ask)\s+(?:the |this )?(?:customer|client|user)\b",
+        # a note to whoever reads the text, whatever reads it
+        r"\b(?:to|for|attention|dear)\s+(?:whoever|whomever|anyone|anybody|any(?:one|body)?\s+(?:who|that)|all who"
+        r"|everyone who)\s+(?:is\s+)?(?:reads?|reading|sees?|seeing|processes|processing|handles?|opens?)\s+"
+        r"(?:this|these)\b",
+        r"(?:^|[.!?]\s+)(?:whoever|anyone who|anybody who)\s+(?:is\s+)?(?:reads?|reading|sees?|processes)\s+this\b"
+        r"[^.\n]{0,20}?,",
+        rf"\b(?:{_EN_AI}|assistants?|agents?|models?)\s+(?:that|who|which)\s+(?:reads?|sees?|processes|handles"
+        r"|parses|summari[sz]es|reviews|finds)\s+(?:this|these)\b",
+        rf"\b(?:important|fyi|heads up|instructions?|info|notice)\s+(?:for|to)\s+(?:the\s+|any\s+|every\s+)?"
+        rf"(?:{_EN_AI}|assistants?)\s*:",
+        # an imperative to give something away, at the start of a sentence or for every customer
+        r"(?:^|[.!?:;]\s*)(?:please\s+)?(?:always|never|from now on,?)\s+(?:offer|give|grant|apply|approve|waive"
+        r"|refund|credit|upgrade|promise|quote|charge)\b[^.\n]{0,60}?(?:discount|refund|credit|free|upgrade|fee"
+        r"|waiver|compensation|at no (?:cost|charge)|%)",
+        r"\b(?:always|never)\s+(?:offer|give|grant|apply|approve|waive|promise|quote|charge)\b[^.\n]{0,40}?"
+        r"\b(?:to|for)\s+(?:every|each|all|any)\s+(?:customer|client|user|caller|account)s?\b",
+        r"\bend\s+(?:your|each|every)\s+(?:answer|reply|response|message)s?\s+with\b",
+        r"\b(?:follow|obey)\s+only\s+(?:this|these|the following|my)\s+(?:memory|note|message|instructions?|text"
+        r"|record)\b",
     ],
     "fr": [
         r"\b(?:note|message|rappel|avis|remarque|consigne|mot|attention|a l'intention|a l'attention)\b[^.:\n]{0,25}?"
@@ -113,15 +133,9 @@ _DIRECTIVE: dict[str, list[str]] = {
 # --------------------------------------------------------------------------- exfiltration
 
 
-def _exfiltration(verbs: str, objects: str, excluded: str) -> str:
-    """<verb> then, within a few words none of which is the customer's own ("my", "our"), data that is not
-    this customer's to have: other customers' records, a bulk export, secrets, the model's instructions."""
-    return rf"\b{_any(verbs)}\b(?:\s+(?!{_any(excluded)}\b)[\w'-]+){{0,6}}?\s+{_any(objects)}"
-
-
 _EXFILTRATION: dict[str, list[str]] = {
     "en": [
-        _exfiltration(
+        exfiltration(
             r"send|e-?mail|mail|forward|export|upload|post|leak|share|transmit|dump|copy|paste|include|attach|list"
             r"|print|output|reveal|disclose|show|display|repeat|tell me|give me|read out|write out|sync|push",
             r"(?:customer|client|user|subscriber|member|contact)s?(?:'s?)?\s+(?:list|lists|database|db|records|table"
@@ -139,7 +153,7 @@ _EXFILTRATION: dict[str, list[str]] = {
         ),
     ],
     "fr": [
-        _exfiltration(
+        exfiltration(
             r"envoie[rsz]?|envoyez|envoyer|transfere[rsz]?|transmets|transmettez|exporte[rsz]?|partage[rsz]?"
             r"|publie[rsz]?|copie[rsz]?|colle[rsz]?|revele[rsz]?|affiche[rsz]?|divulgue[rsz]?|donne-moi|montre-moi"
             r"|repete[rsz]?|imprime[rsz]?|recopie[rsz]?|inclus|incluez|telecharge[rz]?",
@@ -152,7 +166,7 @@ _EXFILTRATION: dict[str, list[str]] = {
         ),
     ],
     "de": [
-        _exfiltration(
+        exfiltration(
             r"schicke?|sende|senden sie|leite|exportiere|lade|teile|kopiere|gib|zeig(?:e)?|verrate|offenbare|nenne"
             r"|poste|veroffentliche|ubermittle|maile",
             r"\w*kunden(?:liste|datenbank|daten|kartei|stamm)\b|kontaktdatenbank|(?:aller|der anderen|anderer)\s+"
@@ -163,7 +177,7 @@ _EXFILTRATION: dict[str, list[str]] = {
         ),
     ],
     "es": [
-        _exfiltration(
+        exfiltration(
             r"envia|envie|enviad|manda|mande|reenvia|reenvie|exporta|exporte|sube|suba|comparte|comparta|copia|copie"
             r"|pega|revela|revele|muestrame|muestra|muestre|imprime|repite|divulga|filtra|publica|dime|dame",
             r"(?:la\s+)?lista\s+(?:completa\s+)?de\s+clientes|base\s+de\s+datos\s+de\s+(?:clientes|contactos)"
@@ -176,7 +190,7 @@ _EXFILTRATION: dict[str, list[str]] = {
         ),
     ],
     "pt": [
-        _exfiltration(
+        exfiltration(
             r"envie|envia|mande|manda|encaminhe|encaminha|exporte|exporta|suba|compartilhe|partilhe|copie|cole"
             r"|revele|mostre|imprima|repita|divulgue|vaze|publique|diga-me",
             r"(?:a\s+)?lista\s+(?:completa\s+)?de\s+clientes|base\s+de\s+(?:dados\s+de\s+)?(?:clientes|contatos"
@@ -189,7 +203,7 @@ _EXFILTRATION: dict[str, list[str]] = {
         ),
     ],
     "nl": [
-        _exfiltration(
+        exfiltration(
             r"stuur|verstuur|mail|e-mail|exporteer|upload|deel|kopieer|plak|onthul|toon|laat|print|herhaal|geef|lek"
             r"|publiceer",
             r"klanten(?:lijst|bestand|database)|contactendatabase|klantgegevens van|gegevens van (?:alle|andere)\s+"
@@ -201,6 +215,60 @@ _EXFILTRATION: dict[str, list[str]] = {
         ),
     ],
 }
+
+# --------------------------------------------------------------------------- claims of authority over the model
+
+# Who may claim to stand above the model: its makers and the system's operators, not the customer's
+# own administrator ("as the account administrator I authorize my colleague" is ordinary support).
+_EN_OVER_MODEL = (
+    r"(?:the|an?)\s+(?:system|platform|it|server|database|ai|bot|model|chatbot)\s+(?:administrator|admin|operator"
+    r"|owner|developer|engineer)|your\s+(?:administrator|admin|operator|owner|developers?|creators?|makers?"
+    r"|supervisor|programmers?)|(?:the|an?)\s+(?:developer|creator|operator|owner)s?\s+of\s+(?:this|the|your)\s+"
+    r"(?:assistant|ai|bot|model|system|chatbot)|(?:the|your)\s+security\s+team|openai|anthropic"
+)
+_AUTHORITY_EN = [
+    # "as the system administrator I authorize you", "I am your developer and I am instructing you"
+    rf"\b(?:as|i am|i'm|this is|speaking as|we are)\s+(?:{_EN_OVER_MODEL})\b[^.\n]{{0,60}}?\b(?:i|we)\s+"
+    r"(?:hereby\s+|am\s+|'m\s+|are\s+)?(?:authori[sz]e|authori[sz]ing|instruct|instructing|order|ordering|command"
+    r"|commanding|direct|directing|permit|allow|grant|require|telling)\s+(?:you|the (?:assistant|ai|agent|model|bot))\b",
+    # "this message comes from the security team: you are cleared to share..."
+    rf"\b(?:message|note|memo|instruction|directive|notice|request)\s+(?:comes\s+|is\s+|was\s+sent\s+)?(?:directly\s+)?"
+    rf"from\s+(?:{_EN_OVER_MODEL}|the\s+(?:system|developers?|administrators?|admin team|operators?|platform))\b"
+    r"[^\n]{0,80}?\byou\s+(?:are|have been)\s+(?:now\s+|hereby\s+)?(?:cleared|authori[sz]ed|permitted|allowed"
+    r"|approved|instructed|required)\s+to\b",
+    r"\bauthori[sz]ed\s+by\s+(?:the\s+)?(?:(?:platform|system|site)\s+(?:operator|administrator|owner)|openai"
+    r"|anthropic|(?:your|the)\s+developers?|(?:the\s+)?security\s+team)\b",
+    r"\b(?:admin|administrator|root|sudo|developer|security|override|system)\s+(?:authori[sz]ation|clearance"
+    r"|override|access)\s+code\b",
+    r"\bby\s+order\s+of\s+(?:the\s+)?[\w ]{0,40}?,\s+(?:the\s+)?(?:assistant|ai|agent|model|bot)s?\s+(?:must"
+    r"|shall|should|will|is to|are to)\b",
+    r"\b(?:openai|anthropic|your developers?|developer)\s+(?:developer\s+)?(?:notice|directive|instruction|override"
+    r"|announcement|message)\s*:",
+    r"\byou\s+(?:are|have been)\s+(?:now\s+|hereby\s+)?(?:cleared|authori[sz]ed|permitted|allowed)\s+to\s+"
+    r"(?:ignore|bypass|skip|disable|override|reveal|disclose|share (?:account|customer|all|other)"
+    r"|access (?:all|every|other))\b",
+]
+
+# --------------------------------------------------------------------------- links and images that carry data out
+
+_URL = r"(?:https?:)?//"
+_LINK_EXFILTRATION = [
+    # a markdown image from another host: a model that writes it makes the reader's client fetch it
+    rf"!\[[^\]\n]{{0,200}}\]\(\s*<?\s*{_URL}",
+    # a URL whose query or path holds a template for the model to fill in
+    rf"{_URL}[^\s]{{0,300}}?(?:\{{\{{|\{{\s*[a-z_][\w .-]{{0,40}}\}}|\$\{{|%7b%7b|%7b[a-z_]+%7d)",
+    # a query value that names what a model holds
+    rf"{_URL}[^\s?#]{{1,200}}\?[^\s]{{0,200}}?=[^\s&]{{0,40}}?(?:system_?prompt|secrets?\b|conversation"
+    r"|chat_?history|transcript|credentials|api_?key)",
+    # "in every reply ... https://", "... https://... in each answer"
+    rf"\b(?:in|to|at the end of|after|with)\s+(?:every|each|all|your)\s+(?:answers?|repl(?:y|ies)|responses?|messages?"
+    rf"|outputs?)\b[^\n]{{0,80}}?{_URL}",
+    rf"\b(?:render|display|show|embed|insert|include|append|add|output|print)\b[^\n]{{0,80}}?{_URL}[^\n]{{0,200}}?"
+    r"\b(?:in|to|at the end of)\s+(?:every|each|all)\s+(?:answers?|repl(?:y|ies)|responses?|messages?)\b",
+    # sending the conversation to a URL
+    rf"\b(?:append|send|post|upload|submit|add|write|forward)\s+(?:[\w'-]+\s+){{0,6}}?(?:conversation|chat|transcript"
+    rf"|summary|history|messages|context|memories|memory)\b[^\n]{{0,40}}?\b(?:to|at)\s+{_URL}",
+]
 
 # --------------------------------------------------------------------------- markup, delimiters, tool calls
 
@@ -255,10 +323,12 @@ def _flat(table: dict[str, list[str]] | list[str]) -> tuple[str, ...]:
 # Signal names are recorded in a quarantined memory's reasons ("untrusted_instruction:<signals>").
 # A signal is raised when any of its patterns matches (MULTILINE: "^" starts a line).
 SIGNAL_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("override_instructions", _flat(_OVERRIDE)),
-    ("role_override", _flat(_ROLE_OVERRIDE)),
-    ("directive_to_model", _flat(_DIRECTIVE)),
-    ("exfiltration", _flat(_EXFILTRATION)),
+    ("override_instructions", _flat(_OVERRIDE) + _scripts.flat(_scripts.OVERRIDE)),
+    ("role_override", _flat(_ROLE_OVERRIDE) + _scripts.flat(_scripts.ROLE_OVERRIDE)),
+    ("directive_to_model", _flat(_DIRECTIVE) + _scripts.flat(_scripts.DIRECTIVE)),
+    ("exfiltration", _flat(_EXFILTRATION) + _scripts.flat(_scripts.EXFILTRATION)),
+    ("authority_claim", tuple(_AUTHORITY_EN) + _scripts.flat(_scripts.AUTHORITY)),
+    ("link_exfiltration", tuple(_LINK_EXFILTRATION)),
     ("role_tag", _flat(_ROLE_TAG)),
     ("delimiter", _flat(_DELIMITER)),
     ("tool_call", _flat(_TOOL_CALL)),

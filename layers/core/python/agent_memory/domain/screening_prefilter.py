@@ -119,12 +119,18 @@ def _order(clause: frozenset[Trigger]) -> tuple[bool, int, int, tuple[tuple[str,
     fixed = tuple(sorted((t.text, t.word or "") for t in clause))
     if all(t.word is not None for t in clause):
         return (False, -shortest, len(clause), fixed)
-    cost = sum(1 + (20 if t.text in _COMMON_CHARS else 3 if len(t.text) == 2 else 0) for t in clause)
+    cost = sum(1 + (20 if _common(t.text) else 3 if len(t.text) == 2 else 0) for t in clause)
     return (True, cost, -shortest, fixed)
 
 
 # Characters that support text is full of: a poor thing to look for on their own.
 _COMMON_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789 \n\t.,:;'\"-()!?/#&%+*")
+
+
+def _common(text: str) -> bool:
+    """A character that support text is full of, or any single letter of another script (a Russian
+    text is full of "и", a Chinese one of "你")."""
+    return text in _COMMON_CHARS or (len(text) == 1 and text.isalpha())
 
 
 # --------------------------------------------------------------------------- derivation

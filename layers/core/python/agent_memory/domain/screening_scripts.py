@@ -1,0 +1,529 @@
+# ruff: noqa: RUF001 - patterns in other scripts on purpose
+"""Screening patterns for Italian, Polish and Turkish (written against the folded text, like the
+tables in `screening_patterns`), and for Russian, Chinese, Japanese, Korean, Arabic and Hindi,
+written in their own script and read against the text folded in that script (`screening._native`:
+lowercase, marks dropped, letters left as they are). Each language covers the same families:
+dismissing the model's instructions or declaring them void, a new role ("you are now", "pretend
+to be", "act as the administrator"), revealing the system prompt or sending out customer data, a
+claim of authority that authorizes the model, a note to whoever (or whichever AI) reads the text,
+and an imperative to always give something away.
+
+Chinese and Japanese have no spaces between words, and a Devanagari vowel sign is not a word
+character, so their patterns use no `\\b`: the prefilter then looks for their literal strings
+anywhere in the text, not for whole words (tests/unit/test_screening_scripts.py).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from agent_memory.domain.screening_overrides import any_of, dismissal, exfiltration
+
+
+def without_marks(text: str) -> str:
+    """The text decomposed (NFKD) with its combining marks dropped: accents, the Japanese voicing
+    marks, Arabic vowel signs and hamza above or below alef, the Devanagari virama and nukta."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
+def _script(patterns: list[str]) -> list[str]:
+    """Patterns written in their own script, folded like the text they read (compatibility forms,
+    marks dropped). Regular-expression syntax is ASCII and is left as it is."""
+    return [without_marks(unicodedata.normalize("NFKC", p)) for p in patterns]
+
+
+# Not the end of a sentence: a stretch of text the gaps below may cross.
+_S = r"[^.!?。！？\n]"
+# The same, where the stretch may hold an address ("archive@example.net"): a dot followed by a letter.
+_SA = r"(?:[^.!?。！？\n]|[.](?=\w))"
+_IMP_HI = r"(?:करो|करें|कीजिए|करिए|दो|दें|दीजिए)(?![\u0900-\u097f])"  # an imperative, not "करेंगे"
+
+# --------------------------------------------------------------------------- dismissing the instructions
+
+OVERRIDE: dict[str, list[str]] = {
+    "it": [
+        *dismissal(
+            r"ignora|ignorate|ignori|ignorare|dimentica|dimenticate|dimentichi|dimenticare|trascura|trascurate"
+            r"|tralascia|scarta|scartate|non (?:seguire|seguite|segua|rispettare|rispettate|applicare|obbedire)(?: piu)?"
+            r"|smetti di (?:seguire|rispettare|applicare)|lascia perdere|metti da parte",
+            r"tutte|tutti|tutto|le|gli|i|la|il|l|lo|tue|tuoi|tua|tuo|sue|suoi|vostre|vostri|queste|quelle|di|delle"
+            r"|degli|dei|e|o|altre",
+            r"tue|tuoi|tua|tuo|vostre|vostri|tutte|tutti|precedenti|originali|iniziali",
+            r"istruzioni|istruzione|indicazioni|regole|direttive|linee guida|prompt|ordini|restrizioni|limitazioni"
+            r"|politiche|norme|consegne",
+            r"precedenti|di prima|sopra|originali|iniziali|di sistema|del sistema|ricevute|che ti (?:sono state date"
+            r"|hanno dato|ho dato|sono state fornite)|di sicurezza|interne|nascoste|attuali",
+            sep=r"[\s',]+",
+        ),
+        r"\b(?:le |tutte le |le tue |tutte le tue )?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti"
+        r"|originali|iniziali|di sistema|del sistema|ricevute)(?:\s+[\w']+){0,2}?\s+(?:non sono piu (?:valide"
+        r"|in vigore|applicabili)|non valgono piu|(?:sono|vengono) (?:ora |ormai )?(?:annullate|revocate|obsolete"
+        r"|superate|sospese|nulle|invalide|sostituite))",
+        r"\b(?:dimentica|ignora)\s+tutto\s+(?:quello|cio)\s+che\s+(?!io\b)[^.!?\n]{0,30}?\b(?:detto|dato|scritto"
+        r"|insegnato|ordinato)\b",
+    ],
+    "pl": [
+        *dismissal(
+            r"zignoruj|ignoruj|zignorujcie|ignorujcie|pomin|pomincie|zapomnij|zapomnijcie|odrzuc"
+            r"|nie (?:stosuj|przestrzegaj|wykonuj|sluchaj)(?: sie)?(?: juz)?|przestan (?:stosowac|przestrzegac)",
+            r"wszystkie|wszelkie|te|tych|twoje|swoje|o|i|lub|poprzednie|wczesniejsze|dotychczasowe|do",
+            r"wszystkie|wszelkie|poprzednie|wczesniejsze|twoje|swoje|dotychczasowe|oryginalne|systemowe|powyzsze"
+            r"|pierwotne",
+            r"instrukcj\w*|polecen\w*|zasad\w*|regu[lł]\w*|wytyczn\w*|prompt\w*|ogranicze\w*|dyrektyw\w*",
+            r"powyzej|wczesniej|(?:ktore|jakie) (?:otrzyma\w*|dosta\w*|ci dano|zosta\w*)"
+            r"|systemowe|poprzednie|dotychczasowe",
+            sep=r"[\s,]+",
+        ),
+        r"\b(?:poprzednie|wczesniejsze|dotychczasowe|wszystkie|twoje|pierwotne|oryginalne|systemowe)\s+(?:instrukcje"
+        r"|polecenia|zasady|regu[lł]y|wytyczne)\s+(?:sa\s+)?(?:juz\s+)?(?:niewazne|nieaktualne|uniewaznione|anulowane"
+        r"|nie obowiazuja|przesta[lł]y obowiazywac|wycofane|zastapione)",
+    ],
+    "tr": [
+        r"\b(?:onceki|daha onceki|yukaridaki|tum|butun|sana verilen|size verilen|sistem|orijinal|ilk|mevcut)\s+"
+        r"(?:\w+\s+){0,2}?(?:talimat|kural|yonerge|komut|istem|prompt|direktif|kisitlama)\w*\s+(?:\w+\s+){0,2}?"
+        r"(?:yok say|gormezden gel|unut|dikkate alma|takma|hice say|atla|uygulama|uyma|gecersiz say)",
+        r"\b(?:onceki|daha onceki|tum|butun|sana verilen|size verilen|orijinal|ilk|sistem)\s+(?:\w+\s+)?"
+        r"(?:talimat|kural|yonerge|komut)\w*\s+(?:artik\s+)?(?:gecerli degil|gecersiz|iptal edildi|yururlukte degil"
+        r"|kaldirildi)",
+    ],
+    "ru": _script(
+        [
+            r"\b(?:проигнорируй|игнорируй|забудь|отбрось|пренебреги|не обращай внимания на|не следуй|не выполняй"
+            r"|не соблюдай|не слушай|перестань следовать|перестань соблюдать|перестань выполнять)(?:те)?\s+"
+            r"(?:(?!мо|наш)[\w-]+\s+){0,3}?(?:все|всех|свои|твои|ваши|предыдущ\w*|прежн\w*|ранее\s+\w+|вышеуказанн\w*"
+            r"|системн\w*|исходн\w*|изначальн\w*|данн\w*|полученн\w*)\s+(?:[\w-]+\s+){0,2}?(?:инструкци|указани"
+            r"|правил|директив|промпт|ограничени|команд|установк)",
+            r"\b(?:проигнорируй|игнорируй|забудь|отбрось|не следуй|не выполняй)(?:те)?\s+(?:[\w-]+\s+){0,2}?"
+            r"(?:инструкци|указани|правил|директив|промпт|ограничени)\w*[\s,]+(?:[\w-]+\s+){0,2}?(?:которые|что)\s+"
+            r"(?:тебе|вам)\b",
+            r"\b(?:предыдущ|прежн|ранее данн|изначальн|исходн|системн|твои|ваши|все)\w*\s+(?:инструкци|указани"
+            r"|правил|директив)\w*\s+(?:больше\s+|уже\s+|теперь\s+)*(?:не действуют|не действительны|недействительны"
+            r"|не применяются|отменены|аннулированы|устарели|утратили силу)",
+        ]
+    ),
+    "zh": _script(
+        [
+            rf"(?:忽略|忽視|忽视|无视|無視|不要理会|不要理會|别管|別管|忘记|忘記|忘掉|抛开|拋開|放弃|放棄|不要遵守|不要遵循"
+            rf"|不再遵守|不要再遵守|停止遵守|不要服从|不要服從|跳过|跳過|绕过|繞過){_S}{{0,12}}?(?:之前|以前|先前|上面"
+            rf"|上述|前面|原来|原來|原始|最初|所有|全部|你的|您的|系统|系統|收到的|给你的|給你的){_S}{{0,8}}?(?:指令"
+            rf"|指示|规则|規則|提示词|提示詞|提示|命令|设定|設定|限制|准则|準則)",
+            rf"(?:忽略|忘记|忘記|无视|無視){_S}{{0,6}}?(?:以上|上面|之前|前面){_S}{{0,4}}?(?:一切|所有内容|全部内容"
+            rf"|所有的话|所有的話)",
+            rf"(?:之前|以前|先前|上述|原来|原來|原有|原始|所有|你的){_S}{{0,6}}?(?:指令|指示|规则|規則|提示词|提示詞"
+            rf"|设定|設定){_S}{{0,4}}?(?:失效|作废|作廢|无效|無效|不再有效|不再适用|不再適用|被取消|取消了|被废除"
+            rf"|被廢除|被覆盖|被覆蓋|过时|過時)",
+        ]
+    ),
+    "ja": _script(
+        [
+            rf"(?:以前|前|これまで|今まで|上記|先ほど|先程|最初|元|全て|すべて|あなたの|システム){_S}{{0,10}}?"
+            rf"(?:指示|命令|ルール|規則|指令|設定|プロンプト|ガイドライン|制限){_S}{{0,12}}?(?:無視|忘れ|破棄"
+            rf"|従わな|従う(?:の|こと)をやめ|守らな|スキップ)",
+            rf"(?:以前|前|これまで|今まで|上記|元|最初|すべて|全て|あなたの|システム)の?(?:指示|命令|ルール|規則|指令"
+            rf"|プロンプト){_S}{{0,4}}?(?:もう|既に|すでに)?(?:無効|取り消|撤回|廃止|失効|適用されな|有効ではな)",
+        ]
+    ),
+    "ko": _script(
+        [
+            r"(?:이전|앞의|위의|기존|원래|모든|너의|당신의|너에게|당신에게|주어진|시스템|지금까지|받은)[^.!?\n]{0,12}?"
+            r"(?:지시|지침|명령|규칙|프롬프트|설정|제한|가이드라인)[^.!?\n]{0,10}?(?:무시|잊어|잊고|잊으|따르지\s*마"
+            r"|따르지\s*말|버려|버리)",
+            r"(?:이전|기존|원래|모든|너의|당신의|시스템)\s*(?:의\s*)?(?:지시|지침|명령|규칙|프롬프트)[^.!?\n]{0,6}?"
+            r"(?:더\s*이상\s*)?(?:유효하지\s*않|무효|취소되|폐기되|적용되지\s*않)",
+        ]
+    ),
+    "ar": _script(
+        [
+            r"(?:تجاهل|تجاهلي|تجاهلوا|أهمل|اهمل|انسَ|انس|انسى|انسي|لا تتبع|لا تلتزم|توقف عن اتباع|تخطَّ|تخط|تخطى)\s+"
+            r"(?:جميع|كل|كافة)\s+(?:\w+\s+)?(?:التعليمات|الأوامر|القواعد|الإرشادات|التوجيهات|القيود)",
+            r"(?:تجاهل|تجاهلي|تجاهلوا|أهمل|اهمل|انسَ|انس|انسى|انسي|لا تتبع|لا تلتزم|توقف عن اتباع|تخط|تخطى)\s+"
+            r"(?:\w+\s+){0,2}?(?:التعليمات|تعليمات|الأوامر|أوامر|القواعد|قواعد|الإرشادات|التوجيهات|الموجه|موجه"
+            r"|القيود|تعليماتك|قواعدك)\w*\s+(?:السابقة|الأصلية|الأولية|الأولى|الماضية|أعلاه|النظام|الخاصة بك"
+            r"|التي (?:تلقيتها|أعطيت لك|اعطيت لك|أُعطيت لك|قدمت لك))",
+            r"(?:التعليمات|الأوامر|القواعد|الإرشادات|التوجيهات)\s+(?:السابقة|الأصلية|الأولى|الأولية)\s+(?:لم\s+تعد"
+            r"\s+(?:صالحة|سارية|فعالة)|(?:أصبحت\s+)?(?:ملغاة|لاغية|باطلة|غير صالحة)|تم\s+إلغاؤها)",
+        ]
+    ),
+    "hi": _script(
+        [
+            r"(?:पिछले|पिछली|पहले\s+के|पूर्व|सभी|सारे|सारी|अपने|तुम्हारे|आपके|सिस्टम|मूल|दिए\s+गए)[^।.!?\n]{0,15}?"
+            r"(?:निर्देश|नियम|आदेश|हिदायत|प्रॉम्प्ट|प्रोम्प्ट|दिशानिर्देश|पाबंदि|प्रतिबंध)[^।.!?\n]{0,15}?(?:अनदेखा"
+            r"|नज़रअंदाज़|नजरअंदाज|भूल\s+जा|भूलो|भूल\s+जाएं|मत\s+मानो|न\s+मानें|पालन\s+मत|पालन\s+न)",
+            r"(?:पिछले|पिछली|पूर्व|मूल|सभी|तुम्हारे|आपके|सिस्टम)\s+(?:निर्देश|नियम|आदेश)[^।.!?\n]{0,6}?(?:अब\s+)?"
+            r"(?:मान्य\s+नहीं|अमान्य|रद्द|निरस्त|लागू\s+नहीं)",
+        ]
+    ),
+}
+
+# --------------------------------------------------------------------------- a new role
+
+ROLE_OVERRIDE: dict[str, list[str]] = {
+    "it": [
+        r"\b(?:da ora in poi|d'ora in poi|da adesso in poi|a partire da ora|da adesso),?\s+(?:tu\s+)?(?:sei|sarai"
+        r"|agisci|ti comporti|ignori|rispondi solo)\b(?!\s+(?:un |una )?(?:iscritt|abbonat|registrat|client|membr)\w*)",
+        r"\b(?:fingi|fai finta|fate finta|finga|fingete)\s+(?:di essere|che sei|che tu sia)\b",
+        r"\b(?:agisci|agite|comportati|comportatevi|agisca)\s+(?:come|da)\b",
+        r"\b(?:interpreta|assumi|gioca|recita)\s+(?:il\s+)?ruolo\s+d",
+        r"\b(?:nuovo|vero|nuove|vere)\s+(?:prompt|istruzioni)\s+(?:di|del)\s+sistema\b",
+        r"\bmodalita\s+(?:sviluppatore|amministratore|admin|debug|dio|senza (?:restrizioni|filtri|limiti))\b",
+        r"\b(?:assistente|ia|bot|chatbot|modello|sei)\b[^.\n]{0,30}?\bsenza\s+(?:alcuna?\s+|nessuna?\s+)?"
+        r"(?:restrizion|limit|filtr|regol|censura)",
+    ],
+    "pl": [
+        r"\bod (?:teraz|dzis|tej chwili),?\s+(?:jestes|bedziesz|dzia[lł]asz|zachowujesz sie|ignorujesz"
+        r"|odpowiadasz tylko)\b",
+        r"\budawaj,?\s+(?:ze\s+)?(?:jestes|administrator\w*|admin\w*|kogos)",
+        r"\b(?:dzia[lł]aj|zachowuj sie|wystepuj)\s+jako\b",
+        r"\b(?:wciel sie w|przyjmij|odegraj)\s+role\b",
+        r"\btryb\s+(?:dewelopera|programisty|administratora|debugowania|boga|bez ograniczen)\b",
+        r"\b(?:asystent\w*|ai|bot|chatbot|model|jestes)\b[^.\n]{0,30}?\bbez\s+(?:zadnych\s+)?(?:ogranicze|limit"
+        r"|filtr|zasad|cenzur)",
+    ],
+    "tr": [
+        r"\b(?:bundan (?:boyle|sonra)|artik|su andan itibaren)\s+(?:sen\s+)?(?:\w+\s+){0,4}?(?:bir\s+)?"
+        r"(?:asistansin|yapay zekasin|botsun|yoneticisin|adminsin|modelsin)\b",
+        r"\b(?:gibi|olarak)\s+(?:davran|hareket et)(?:in|iniz)?\b",
+        r"\b(?:oymus|ymis|imis|ymus|ymus) gibi yap\b|\brolune bur[uü]n\b|\brolunu ustlen\b",
+        r"\b(?:hicbir|hic bir)\s+(?:kisitlama|sinir|filtre|kural)\w*\s+(?:olmayan|olmadan)\b[^.\n]{0,20}?"
+        r"\b(?:asistan|yapay zeka|bot|model)",
+        r"\b(?:tanri|jailbreak|kisitlamasiz|sinirsiz)\s+mod",
+    ],
+    "ru": _script(
+        [
+            r"(?:теперь|отныне|с этого момента|с сегодняшнего дня),?\s+(?:ты|вы)\s+(?:—\s*)?(?:[\w-]+\s+){0,3}?"
+            r"(?:ассистент|помощник|бот|модель|ии|администратор|админ|разработчик|систем|dan|без ограничени)",
+            r"\b(?:ты|вы)\s+теперь\s+(?:[\w-]+\s+){0,3}?(?:ассистент|помощник|бот|модель|ии|администратор|админ"
+            r"|разработчик|без ограничени)",
+            r"\bпритвор(?:ись|итесь)\b|\bпредставь(?:те)?,?\s+что\s+(?:ты|вы)\b|\bсыграй(?:те)?\s+роль\b",
+            r"\b(?:действуй|веди себя|ведите себя|действуйте)\s+(?:как|в роли)\s+(?:[\w-]+\s+){0,2}?(?:администратор"
+            r"|админ|разработчик|root|суперпользовател|систем|руководител|бот|ассистент|ии)",
+            r"\bрежим\s+(?:бога|без ограничений|dan)\b",
+            r"\b(?:ты|вы|ассистент|бот|ии|модель|помощник)\b[^.\n]{0,30}?\bбез\s+(?:каких-либо\s+|каких либо\s+"
+            r"|всяких\s+|любых\s+)?(?:ограничени|фильтр|правил|цензур)",
+        ]
+    ),
+    "zh": _script(
+        [
+            r"(?:从现在开始|從現在開始|从现在起|從現在起|从今以后|從今以後|从此刻起|從此刻起)[,，]?\s*(?:你|您)(?:是|就是"
+            r"|将是|將是|扮演|作为|作為|必须|必須|只)",
+            r"(?:你|您)(?:现在|現在)(?:是|就是)(?!(?:我们的|我們的)?\s*(?:会员|會員|客户|客戶|用户|用戶|vip|订阅|訂閱))",
+            rf"假装(?:你是|自己是|成)|假裝(?:你是|自己是|成)|扮演{_S}{{0,10}}?(?:角色|管理员|管理員|开发者|開發者)"
+            rf"|充当|充當|(?:你|您)的新(?:角色|身份|任务|任務)",
+            rf"以{_S}{{0,8}}?(?:管理员|管理員|开发者|開發者|超级用户|超級用戶|root)的?身份(?:行事|行动|行動|操作|回答)",
+            r"(?:越狱|越獄|上帝|无限制|無限制)模式",
+            r"(?:没有|沒有|不受|无|無)(?:任何)?(?:限制|约束|約束|过滤|過濾|规则|規則)的?(?:助手|ai|人工智能|模型|机器人"
+            r"|機器人|聊天机器人)|(?:你|您)(?:现在|現在)?(?:是|就是)?(?:一个|一個)?(?:没有|沒有|不受)(?:任何)?(?:限制|约束)",
+        ]
+    ),
+    "ja": _script(
+        [
+            rf"(?:あなた|君|お前)は{_S}{{0,15}}?(?:アシスタント|ai|管理者|開発者|ボット|モデル)(?:です|だ|として)",
+            r"のふりをし|のふりして|(?:管理者|開発者|アドミン|root|スーパーユーザー|上司|システム)(?:として|のように)"
+            r"(?:振る舞|振舞|ふるま|行動)",
+            r"役(?:割)?を演じ",
+            rf"制限(?:の)?(?:ない|なし){_S}{{0,6}}?(?:アシスタント|ai|モデル|ボット)|(?:脱獄|神)モード",
+        ]
+    ),
+    "ko": _script(
+        [
+            r"(?:지금부터|이제부터|앞으로|이제)\s*(?:너는|넌|당신은)[^.!?\n]{0,20}?(?:어시스턴트|ai|관리자|개발자|봇"
+            r"|모델|시스템)",
+            r"(?:인\s*척|인척)\s*(?:하|해)|(?:관리자|개발자|admin|루트|시스템)\S*\s*(?:로서|으로서|처럼)\s*행동"
+            r"|역할을\s*(?:해|맡|수행)",
+            r"(?:아무|어떤)\s*제한(?:이|도)?\s*없는|제한\s*없는\s*(?:ai|어시스턴트|모델|봇)",
+        ]
+    ),
+    "ar": _script(
+        [
+            r"(?:من\s+الآن(?:\s+فصاعدًا|\s+فصاعدا)?|اعتبارًا\s+من\s+الآن|اعتبارا\s+من\s+الآن)\s*[,،]?\s*(?:أنت|انت)"
+            r"[^.\n]{0,20}?(?:مساعد|ذكاء|نموذج|مسؤول|مدير|مطور|روبوت|بوت|بلا قيود|دون قيود|بدون قيود)",
+            r"(?:تظاهر|تظاهري|تظاهروا)\s+(?:بأنك|بانك|أنك|انك)|(?:تقمص|العب|مثّل|مثل)\s+دور",
+            r"تصرف\w*\s+(?:ك|بصفتك|مثل)",
+            r"(?:مساعد|ذكاء|نموذج|روبوت|بوت|أنت)[^.\n]{0,20}?(?:بلا|بدون|دون)\s+(?:أي\s+)?(?:قيود|حدود|فلاتر|رقابة)",
+        ]
+    ),
+    "hi": _script(
+        [
+            r"(?:अब\s+से|आज\s+से)\s+(?:तुम|आप)[^।.!?\n]{0,25}?(?:सहायक|असिस्टेंट|एआई|ai|एडमिन|प्रशासक|डेवलपर|मॉडल"
+            r"|बॉट|प्रतिबंध)",
+            rf"होने\s+का\s+(?:नाटक|ढोंग)|(?:की\s+तरह|के\s+रूप\s+में)\s+(?:काम|व्यवहार|बर्ताव)\s+{_IMP_HI}",
+            r"बिना\s+(?:किसी\s+)?(?:प्रतिबंध|पाबंदी|सीमा|फ़िल्टर|नियम)[^।.!?\n]{0,15}?(?:सहायक|असिस्टेंट|एआई|मॉडल"
+            r"|बॉट)",
+        ]
+    ),
+}
+
+# --------------------------------------------------------------------------- revealing or sending out
+
+EXFILTRATION: dict[str, list[str]] = {
+    "it": [
+        exfiltration(
+            r"rivela|rivelami|mostra|mostrami|mostrate|stampa|ripeti|invia|inviate|manda|mandate|inoltra|esporta"
+            r"|condividi|divulga|copia|dimmi|dammi|pubblica",
+            r"prompt (?:di|del) sistema|(?:le )?tue istruzioni|istruzioni (?:nascoste|interne|segrete|di sistema"
+            r"|originali|iniziali)|(?:l')?elenco (?:completo )?(?:dei|di) clienti|lista (?:completa )?(?:dei|di) clienti"
+            r"|(?:dati|informazioni) di (?:tutti gli|altri) (?:altri )?clienti|(?:di|a) tutti i clienti|database (?:dei"
+            r"|di) clienti|chiavi? api|password (?:del database|dell'amministratore|admin)",
+            r"mio|mia|miei|mie|nostro|nostra|nostri|nostre",
+        ),
+    ],
+    "pl": [
+        exfiltration(
+            r"ujawnij|pokaz|wyswietl|wypisz|powtorz|wyslij|przeslij|przekaz|wyeksportuj|eksportuj|udostepnij|skopiuj"
+            r"|podaj|zdradz",
+            r"(?:swoj|twoj)\w* prompt\w*|prompt\w* systemow\w*|(?:ukryte|wewnetrzne|tajne|systemowe|oryginalne)"
+            r" instrukcj\w*|(?:swoje|twoje) instrukcj\w*|(?:pe[lł]n\w* )?list\w* (?:wszystkich )?klient\w*|baz\w*"
+            r" (?:danych )?klient\w*|dane (?:wszystkich|innych) (?:innych )?klient\w*|klucz\w* api"
+            r"|has[lł]\w* (?:administratora|do bazy)",
+            r"moj\w*|nasz\w*",
+        ),
+    ],
+    "tr": [
+        r"\b(?:sistem (?:istem|prompt|talimat|mesaj)\w*|gizli talimat\w*|(?:senin |kendi )?talimatlarini|ic talimat\w*"
+        r"|(?:tum |butun )?musteri listesi\w*|musteri veritaban\w*|(?:diger|tum|butun) musterilerin\w*"
+        r"|api anahtar\w*)\b(?:[^.\n]|[.](?=\w)){0,60}?\b(?:acikla|goster|yazdir|paylas|gonder|ilet|soyle|tekrarla|aktar"
+        r"|disa aktar|yayinla|listele)(?:in|iniz)?\b",
+    ],
+    "ru": _script(
+        [
+            exfiltration(
+                r"раскрой(?:те)?|покажи(?:те)?|выведи(?:те)?|напечатай(?:те)?|повтори(?:те)?|отправь(?:те)?"
+                r"|перешли(?:те)?|пошли(?:те)?|экспортируй(?:те)?|выгрузи(?:те)?|поделись|поделитесь|скопируй(?:те)?"
+                r"|сообщи(?:те)?|назови(?:те)?|дай(?:те)?",
+                r"(?:свой|свои|твой|твои|ваш|ваши)\w*\s+(?:системн\w*\s+)?(?:промпт|инструкци|указани|правил)"
+                r"|системн\w*\s+(?:промпт|инструкци|сообщени)|(?:скрыт|внутренн|секретн|исходн)\w*\s+(?:инструкци"
+                r"|указани|промпт)|(?:полн\w*\s+)?(?:список|списки|базу|базы)\s+(?:всех\s+)?клиент"
+                r"|(?:данные|информаци\w*|контакты)\s+(?:всех|других)\s+(?:других\s+)?клиент|api[- ]?ключ|ключ\w* api"
+                r"|парол\w* (?:администратора|от базы|базы данных)",
+                r"мо\w*|наш\w*",
+            )
+        ]
+    ),
+    "zh": _script(
+        [
+            rf"(?:显示|顯示|展示|输出|輸出|打印|告诉我|告訴我|透露|泄露|洩露|公开|公開|重复|重複|发送|發送|发给|發給|转发"
+            rf"|轉發|导出|導出|分享|复制|複製|给我|給我|列出){_S}{{0,8}}?(?:系统提示|系統提示|提示词|提示詞|隐藏的?指令"
+            rf"|隱藏的?指令|内部指令|內部指令|原始指令|你的指令|你的规则|你的規則|客户名单|客戶名單|客户列表|客戶列表"
+            rf"|客户数据库|客戶資料庫|其他客户|其他客戶|所有客户|所有客戶|api\s*密钥|api\s*金鑰)",
+            rf"把{_S}{{0,8}}?(?:系统提示|系統提示|提示词|提示詞|隐藏的?指令|隱藏的?指令|客户名单|客戶名單|客户列表"
+            rf"|客戶列表|客户数据|客戶資料|其他客户|其他客戶|所有客户|所有客戶|api\s*密钥){_S}{{0,15}}?(?:发送|發送"
+            rf"|发给|發給|转发|轉發|导出|導出|发到|發到|上传|上傳|告诉|告訴|显示|顯示|透露|泄露|洩露)",
+        ]
+    ),
+    "ja": _script(
+        [
+            rf"(?:システムプロンプト|隠された指示|隠し指示|内部の?指示|あなたの指示|元の指示|顧客リスト|顧客の?一覧"
+            rf"|全顧客|他の顧客|顧客データベース|apiキー){_SA}{{0,40}}?(?:(?:表示|開示|公開|送信|転送|共有|出力"
+            rf"|エクスポート|コピー)(?:して|しろ|せよ)|見せて|教えて|送って|繰り返して)",
+        ]
+    ),
+    "ko": _script(
+        [
+            r"(?:시스템\s*프롬프트|숨겨진\s*지시|내부\s*지시|너의\s*지시|당신의\s*지시|고객\s*(?:목록|명단|리스트"
+            r"|데이터베이스)|다른\s*고객|모든\s*고객)(?:[^.!?\n]|[.](?=\w)){0,40}?(?:보여|알려|출력|공개|보내|전송|전달|공유"
+            r"|내보내|복사)\s*(?:줘|주세요|줘라|세요|라|주십시오|십시오)",
+        ]
+    ),
+    "ar": _script(
+        [
+            r"(?:اكشف|اكشفي|اعرض|أظهر|اظهر|اطبع|كرر|أرسل|ارسل|حوّل|حول|صدّر|صدر|شارك|انسخ|أعطني|اعطني)\s+"
+            r"(?:\w+\s+){0,4}?(?:موجه النظام|تعليمات النظام|التعليمات المخفية|التعليمات الداخلية|تعليماتك|قائمة العملاء"
+            r"|بيانات (?:جميع|كل|باقي|بقية) العملاء|قاعدة بيانات العملاء|مفاتيح api|مفتاح api)",
+        ]
+    ),
+    "hi": _script(
+        [
+            r"(?:सिस्टम\s+प्रॉम्प्ट|सिस्टम\s+प्रोम्प्ट|छिपे\s+हुए\s+निर्देश|गुप्त\s+निर्देश|आंतरिक\s+निर्देश"
+            r"|अपने\s+निर्देश|ग्राहक\s+सूची|सभी\s+ग्राहकों|दूसरे\s+ग्राहकों|अन्य\s+ग्राहकों|ग्राहक\s+डेटाबेस|api\s+की)"
+            r"(?:[^।.!?\n]|[.](?=\w)){0,40}?(?:दिखाओ|दिखाएं|दिखाइए|बताओ|बताएं|बताइए|भेज\s+दो|भेजो|भेजें|भेज\s+दें|शेयर\s+करो"
+            r"|साझा\s+करो|साझा\s+करें|प्रकट\s+करो|लीक)",
+        ]
+    ),
+}
+
+# --------------------------------------------------------------------------- claims of authority over the model
+
+AUTHORITY: dict[str, list[str]] = {
+    "it": [
+        r"\b(?:in qualita di|come|sono|io sono)\s+(?:il |l'|l )?(?:tuo |vostro )?(?:amministratore (?:di|del) sistema"
+        r"|sistemista|sviluppatore|creatore|amministratore)\b[^.\n]{0,60}?\b(?:ti|vi)\s+(?:autorizzo|ordino|permetto"
+        r"|comando|concedo|impongo)\b",
+    ],
+    "pl": [
+        r"\bjako\s+(?:twoj\w* )?(?:administrator\w*|admin\w*|deweloper\w*|programist\w*|tworc\w*)\b[^.\n]{0,50}?"
+        r"\b(?:upowazniam|autoryzuje|zezwalam|nakazuje|polecam|pozwalam)\s+(?:ci|cie|wam|tobie)\b",
+    ],
+    "tr": [
+        r"\b(?:sistem yoneticisi|gelistiricin|gelistiriciniz|senin yoneticin|sistem sahibi)\s+olarak\b[^.\n]{0,60}?"
+        r"\b(?:izin veriyorum|yetkilendiriyorum|emrediyorum|yetki veriyorum)",
+    ],
+    "ru": _script(
+        [
+            r"\b(?:как|будучи|я)\s+(?:—\s*)?(?:твой\s+|ваш\s+)?(?:системн\w* администратор|администратор\w* систем"
+            r"|разработчик|создател)\w*,?\s+(?:[\w-]+\s+){0,6}?(?:я\s+)?(?:разрешаю|приказываю|поручаю|велю|авторизую"
+            r"|позволяю|даю)\s+(?:тебе|вам|тебя|вас)\b",
+        ]
+    ),
+    "zh": _script(
+        [
+            rf"(?:我是|作为|作為|身为|身為)(?:你的|您的)?(?:系统管理员|系統管理員|管理员|管理員|开发者|開發者|开发人员"
+            rf"|開發人員|创造者|創造者){_S}{{0,12}}?(?:授权|授權|允许|允許|命令|指示|批准)(?:你|您)",
+        ]
+    ),
+    "ja": _script(
+        [
+            rf"(?:システム管理者|開発者|運営者|あなたの(?:管理者|開発者|作成者))(?:として|である私が|の私が){_S}{{0,30}}?"
+            rf"(?:許可|承認|命令|指示)(?:します|する|いたします)",
+        ]
+    ),
+    "ko": _script(
+        [
+            r"(?:시스템\s*관리자|개발자|운영자)\s*(?:로서|으로서|인\s*제가|입니다)[^.!?\n]{0,40}?(?:승인|허가|허락"
+            r"|명령|지시|권한을\s*부여)",
+        ]
+    ),
+    "ar": _script(
+        [
+            r"(?:بصفتي|بوصفي|كوني|أنا)\s+(?:(?:مسؤول|مدير)\s+(?:النظام|الأنظمة)|المطور|مطورك|مطور النظام)[^.\n]{0,40}?"
+            r"(?:أصرح لك|أسمح لك|آمرك|أخولك|أفوضك|أوجهك)",
+        ]
+    ),
+    "hi": _script(
+        [
+            r"(?:सिस्टम\s+(?:एडमिनिस्ट्रेटर|एडमिन|प्रशासक)|डेवलपर|तुम्हारे\s+(?:डेवलपर|निर्माता))\s+(?:के\s+रूप\s+में"
+            r"|होने\s+के\s+नाते)[^।.!?\n]{0,40}?(?:अनुमति|अधिकृत|आदेश|इजाज़त)",
+        ]
+    ),
+    # the languages of `screening_patterns`
+    "es": [
+        r"\bcomo\s+(?:tu\s+)?(?:administrador(?:a)? del sistema|desarrollador(?:a)?|creador(?:a)?)\b[^.\n]{0,60}?"
+        r"\b(?:te|le|os)\s+(?:autorizo|ordeno|permito|mando|instruyo)\b",
+    ],
+    "fr": [
+        r"\ben (?:tant qu'|qualite d')(?:ton |votre )?(?:administrat(?:eur|rice) (?:systeme|du systeme)|developpeu(?:r|se)"
+        r"|createu(?:r|rice))\b[^.\n]{0,60}?\bje\s+(?:t'|vous\s+)(?:autorise|ordonne|permets|demande|enjoins)\b",
+    ],
+    "de": [
+        r"\bals\s+(?:dein\s+|ihr\s+)?(?:systemadministrator\w*|administrator\w* des systems|entwickler\w*|ersteller\w*)"
+        r"\b[^.\n]{0,60}?\b(?:autorisiere|erlaube|befehle|ermachtige|gestatte|weise)\s+(?:ich\s+)?(?:dich|dir|sie"
+        r"|ihnen|euch)\b",
+    ],
+    "pt": [
+        r"\bcomo\s+(?:seu\s+|teu\s+)?(?:administrador(?:a)? do sistema|desenvolvedor(?:a)?|criador(?:a)?)\b[^.\n]{0,60}?"
+        r"\b(?:autorizo|ordeno|permito|mando|instruo)\s+(?:voce|te|o assistente|a ia)\b|\b(?:te|lhe)\s+(?:autorizo"
+        r"|ordeno|permito)\b",
+    ],
+    "nl": [
+        r"\bals\s+(?:je\s+|jouw\s+|uw\s+)?(?:systeembeheerder|ontwikkelaar|beheerder van het systeem|maker)\b[^.\n]{0,60}?"
+        r"\b(?:geef|sta|autoriseer|beveel|machtig)\s+ik\s+(?:je|jou|u)\b",
+    ],
+}
+
+# --------------------------------------------------------------------------- notes to the reader, imperatives to give away
+
+DIRECTIVE: dict[str, list[str]] = {
+    "it": [
+        r"\b(?:nota|messaggio|promemoria|avviso|attenzione)\s+(?:per|a|al|all')\s*(?:qualsiasi|qualunque|ogni|tutti"
+        r" gli|l'|il|la)?\s*(?:assistent[ei]|ia|intelligenza artificiale|chatbot|bot|modell[oi])\b",
+        r"\b(?:a|per)\s+(?:chiunque|chi)\s+(?:legga|leggera|legge|stia leggendo)\b",
+        r"\b(?:assistent[ei]|ia|chatbot|bot|modell[oi]|agent[ei])\s+che\s+(?:legge|leggono|legga|elabora|vede)\s+"
+        r"(?:questo|questa|questi)\b",
+        r"\b(?:offri|offrite|dai|date|concedi|applica|proponi)\s+sempre\b|\bsempre\s+(?:offri|dai|concedi|applica)\b",
+    ],
+    "pl": [
+        r"\b(?:uwaga|notatka|wiadomosc|informacja|przypomnienie)\s+(?:dla|do)\s+(?:kazdego\s+|wszystkich\s+"
+        r"|dowolnego\s+)?(?:asystent\w*|ai|sztucznej inteligencji|chatbot\w*|bot\w*|model\w*)",
+        r"\b(?:do|dla)\s+(?:kazdego|wszystkich|kogokolwiek),?\s+(?:kto|ktory|ktorzy)\s+(?:to\s+)?czyta",
+        r"\bzawsze\s+(?:oferuj|dawaj|daj|przyznawaj|przyznaj|stosuj|proponuj|udzielaj)\b",
+    ],
+    "tr": [
+        r"\b(?:bunu|bu notu|bu mesaji|bu kaydi|bu metni)\s+okuyan\b",
+        r"\b(?:yapay zeka|asistan|bot|model)\w*\s+(?:not|mesaj|uyari|hatirlatma)\b",
+        r"\bher zaman\s+(?:\S+\s+){0,4}?(?:indirim|iade|ucretsiz|bedava|yukseltme)\w*\s+(?:teklif et|ver|uygula|sun"
+        r"|tanimla)(?:in|iniz)?\b",
+    ],
+    "ru": _script(
+        [
+            r"\b(?:примечание|заметка|сообщение|напоминание|внимание|записка|указание)\s+(?:для|к)\s+(?:любого\s+"
+            r"|всех\s+|каждого\s+|любой\s+)?(?:ии|ai|ассистент|бот|чат-бот|модел|искусственн|нейросет)",
+            r"\b(?:тому|всем|каждому),?\s+(?:кто|которые?|который)\s+(?:читает|прочитает|читают|видит)\b",
+            r"(?:ии|ассистент|бот|модел|помощник)\w*,?\s+(?:читающ|обрабатывающ|видящ)\w*\s+(?:это|эту|этот|эти)",
+            r"\bвсегда\s+(?:предлагай|давай|дай|предоставляй|применяй|делай|оформляй)(?:те)?\b[^.\n]{0,60}?(?:скидк"
+            r"|возврат|бесплатн|повышени|бонус|кредит|компенсац)",
+        ]
+    ),
+    "zh": _script(
+        [
+            rf"(?:致|给|給|写给|寫給|对|對){_S}{{0,6}}?(?:阅读|閱讀|读到|讀到|看到|处理|處理){_S}{{0,10}}?(?:ai|人工智能"
+            rf"|助手|模型|机器人|機器人|人)",
+            r"(?:ai|人工智能|助手|模型)(?:请|請)?注意",
+            rf"(?:始终|始終|总是|總是|永远|永遠|一律|务必|務必)(?:为|為|给|給|向|对|對){_S}{{0,4}}?(?:每位|每个|每個"
+            rf"|所有|这个|這個|该|該|此)(?:客户|客戶|用户|用戶){_S}{{0,10}}?(?:折|优惠|優惠|退款|免费|免費|升级|升級)",
+            rf"(?:永远|永遠|绝对|絕對|一律)不要{_S}{{0,12}}?(?:收取|收费|收費)",
+        ]
+    ),
+    "ja": _script(
+        [
+            rf"(?:これ|このメモ|この(?:メッセージ|記録|ノート|文章))を(?:読んでいる|読む|読んだ|処理する|見ている)"
+            rf"{_S}{{0,12}}?(?:ai|アシスタント|モデル|ボット|人|方|あなた)(?:へ|に|は)",
+            r"(?:aiアシスタント|ai|アシスタント|ボット|モデル)(?:へ|に)の?(?:メモ|注意|指示|お願い|メッセージ)",
+            rf"(?:常に|必ず|いつも|絶対に){_S}{{0,20}}?(?:割引|返金|無料|アップグレード|料金を請求しな){_S}{{0,20}}?"
+            rf"(?:てください|て下さい|ないでください|すること|せよ|しろ)",
+        ]
+    ),
+    "ko": _script(
+        [
+            r"(?:이것|이\s*(?:메모|글|메시지|기록|노트))(?:을|를)?\s*읽는\s*[^.!?\n]{0,15}?(?:ai|어시스턴트|모델|봇"
+            r"|사람|분)\S*에게",
+            r"(?:항상|언제나|반드시|절대)[^.!?\n]{0,25}?(?:할인|환불|무료|업그레이드|요금을\s*청구하지)[^.!?\n]{0,20}?"
+            r"(?:세요|십시오|해라|해줘|마라)",
+        ]
+    ),
+    "ar": _script(
+        [
+            r"(?:ملاحظة|رسالة|تنبيه|تذكير)\s+(?:إلى|الى|ل)\s*(?:أي|كل|جميع)?\s*(?:مساعد|المساعد|نموذج|ذكاء|الذكاء"
+            r"|روبوت|بوت)",
+            r"(?:إلى|الى)\s+(?:كل|أي)\s+(?:من|شخص|مساعد)\s+(?:\S+\s+){0,2}?يقرأ",
+            r"(?:مساعد|نموذج|ذكاء)\S*\s+(?:\S+\s+){0,3}?يقرأ",
+            r"(?:قدم|امنح|أعط|اعط|طبق)\S*\s+(?:دائمًا|دائما|دوما)|(?:دائمًا|دائما|دوما)\s+(?:قدم|امنح|أعط|اعط|طبق)",
+            r"لا\s+(?:تفرض|تطلب|تحصل)\s+[^.\n]{0,30}?أبدًا",
+        ]
+    ),
+    "hi": _script(
+        [
+            r"(?:इसे|इस\s+(?:नोट|संदेश|मेमो|रिकॉर्ड)\s+को)\s+पढ़ने\s+वाले",
+            rf"हमेशा[^।.!?\n]{{0,30}}?(?:छूट|रिफंड|मुफ़्त|मुफ्त|अपग्रेड)[^।.!?\n]{{0,10}}?{_IMP_HI}",
+            r"कभी\s+(?:कोई\s+)?(?:शुल्क|फीस|पैसे)\s+(?:न|मत)\s+(?:लें|लो)",
+        ]
+    ),
+    # the languages of `screening_patterns`: a note to whoever reads it
+    "es": [
+        r"\b(?:a|para)\s+(?:quien|quienes|cualquiera que|todo el que)\s+(?:lea|lean|este leyendo)\s+(?:esto|esta|este)\b"
+    ],
+    "fr": [
+        r"\b(?:a|pour)\s+(?:quiconque|qui(?:conque)?|tous ceux qui|toute personne qui)\s+(?:lit|lira|lisent)\s+(?:ceci|cette|ce)\b"
+    ],
+    "de": [
+        r"\ban\s+(?:alle|jeden|jede)\s*,?\s+(?:die|der|welche)\s+(?:dies|diese|diesen|das)\s*\w*\s+(?:liest|lesen)\b"
+    ],
+    "pt": [
+        r"\b(?:a|para)\s+(?:quem|qualquer um que|todos que)\s+(?:ler|leia|estiver lendo)\s+(?:isto|esta|este)\b"
+    ],
+    "nl": [r"\baan\s+(?:iedereen|wie|eenieder)\s+die\s+(?:dit|deze)\s*\w*\s+(?:leest|lezen)\b"],
+}
+
+
+def flat(table: dict[str, list[str]]) -> tuple[str, ...]:
+    return tuple(p for ps in table.values() for p in ps)
+
+
+__all__ = [
+    "AUTHORITY",
+    "DIRECTIVE",
+    "EXFILTRATION",
+    "OVERRIDE",
+    "ROLE_OVERRIDE",
+    "any_of",
+    "flat",
+    "without_marks",
+]
