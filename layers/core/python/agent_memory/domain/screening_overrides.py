@@ -83,6 +83,10 @@ OVERRIDE: dict[str, list[str]] = {
         # model's own instructions, the object right after it ("the old setup instructions" does not count)
         rf"\b(?:previous|prior|earlier|preceding|foregoing|original|initial|above|system|developer|standing)\s+"
         rf"(?:{_EN_OBJECTS})\s+(?:{_EN_VOID})",
+        rf"\bnone\s+of\s+(?:your|the|these|those)\s+(?:(?:{_EN_POINTERS})\s+)?(?:{_EN_OBJECTS})\s+(?:still\s+)?"
+        r"(?:apply|applies|count|matter|hold|stand|(?:is|are)\s+(?:valid|in effect|active|binding))\b",
+        rf"\b(?:{_EN_OBJECTS})\s+(?:that\s+)?you\s+(?:had|got|received|were given|have been given)\b[^.\n]{{0,20}}?\s"
+        rf"(?:{_EN_VOID})",
         r"\b(?:everything|anything|all(?: of the text)?|whatever(?: was written)?)\s+(?:above|before|prior to)\s+"
         r"(?:this\s+(?:line|point|note|message|memo)\s+)?(?:is|was|are)\s+(?:now\s+)?(?:void|outdated|obsolete"
         r"|invalid|cancell?ed|irrelevant|superseded|no longer valid)\b",

@@ -36,6 +36,8 @@ _DIRECTIVE: dict[str, list[str]] = {
         rf"\b(?:{_EN_AI}|assistants?|agents?|models?)\s+(?:that is |who is |which is )?(?:reading|processing|seeing"
         r"|parsing|handling|summari[sz]ing|reviewing)\s+(?:this|these)\b",
         rf"\bif\s+you(?:'re| are)\s+(?:an?|the)\s+(?:{_EN_AI}|assistant|model|automated|virtual)\b",
+        rf"\bif\s+(?:an?|any|the)\s+(?:{_EN_AI}|assistant|model|agent)\s+(?:is\s+)?(?:reads?|reading|sees?|seeing"
+        r"|processes|processing|summari[sz]es|summari[sz]ing)\b",
         r"\bas an? (?:ai|language model|llm)(?: (?:assistant|model))?,?\s+(?:you|i|it)\b",
         rf"\b(?:{_EN_AI})\s+(?:must|should|shall|has to|have to|needs? to|(?:is|are) (?:required|expected|instructed)"
         r" to)\b",
@@ -244,6 +246,13 @@ _AUTHORITY_EN = [
     r"|shall|should|will|is to|are to)\b",
     r"\b(?:openai|anthropic|your developers?|developer)\s+(?:developer\s+)?(?:notice|directive|instruction|override"
     r"|announcement|message)\s*:",
+    # "I'm the engineer who built this assistant"
+    r"\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:the|your|an?|one of the)\s+[\w -]{0,30}?\b(?:who|that)\s+(?:built|created"
+    r"|made|designed|programmed|trained|deployed|runs|operates|owns|configured)\s+(?:this|the|you)\b",
+    r"\bi\s*(?:am|'m)?\s+(?:hereby\s+)?authori[sz](?:e|ing)\s+you\s+to\s+(?:ignore|bypass|disable|override|reveal"
+    r"|disclose)\b",
+    r"\b(?:security|safety|policy|admin|administrator|system|developer)\s+override\s+(?:approved|granted|authori[sz]ed"
+    r"|confirmed|accepted)\b",
     r"\byou\s+(?:are|have been)\s+(?:now\s+|hereby\s+)?(?:cleared|authori[sz]ed|permitted|allowed)\s+to\s+"
     r"(?:ignore|bypass|skip|disable|override|reveal|disclose|share (?:account|customer|all|other)"
     r"|access (?:all|every|other))\b",
@@ -261,10 +270,13 @@ _LINK_EXFILTRATION = [
     rf"{_URL}[^\s?#]{{1,200}}\?[^\s]{{0,200}}?=[^\s&]{{0,40}}?(?:system_?prompt|secrets?\b|conversation"
     r"|chat_?history|transcript|credentials|api_?key)",
     # "in every reply ... https://", "... https://... in each answer"
-    rf"\b(?:in|to|at the end of|after|with)\s+(?:every|each|all|your)\s+(?:answers?|repl(?:y|ies)|responses?|messages?"
+    rf"\b(?:in|to|at the end of|after|with|for)\s+(?:every|each|all|your)\s+(?:answers?|repl(?:y|ies)|responses?|messages?"
     rf"|outputs?)\b[^\n]{{0,80}}?{_URL}",
     rf"\b(?:render|display|show|embed|insert|include|append|add|output|print)\b[^\n]{{0,80}}?{_URL}[^\n]{{0,200}}?"
     r"\b(?:in|to|at the end of)\s+(?:every|each|all)\s+(?:answers?|repl(?:y|ies)|responses?|messages?)\b",
+    # a query left open for the conversation to follow
+    rf"{_URL}[^\s]{{0,300}}?[?&][\w-]+=\s+(?:followed by|plus|then|and then|\+)\s+(?:the\s+)?(?:conversation|chat"
+    r"|transcript|history|summary|messages|context|customer)",
     # sending the conversation to a URL
     rf"\b(?:append|send|post|upload|submit|add|write|forward)\s+(?:[\w'-]+\s+){{0,6}}?(?:conversation|chat|transcript"
     rf"|summary|history|messages|context|memories|memory)\b[^\n]{{0,40}}?\b(?:to|at)\s+{_URL}",

@@ -45,13 +45,15 @@ OVERRIDE: dict[str, list[str]] = {
         *dismissal(
             r"ignora|ignorate|ignori|ignorare|dimentica|dimenticate|dimentichi|dimenticare|trascura|trascurate"
             r"|tralascia|scarta|scartate|non (?:seguire|seguite|segua|rispettare|rispettate|applicare|obbedire)(?: piu)?"
-            r"|smetti di (?:seguire|rispettare|applicare)|lascia perdere|metti da parte",
+            r"|smetti di (?:seguire|rispettare|applicare)|lascia perdere|metti da parte"
+            r"|non (?:tenere|tener|tenete) (?:piu )?conto(?: di)?",
             r"tutte|tutti|tutto|le|gli|i|la|il|l|lo|tue|tuoi|tua|tuo|sue|suoi|vostre|vostri|queste|quelle|di|delle"
             r"|degli|dei|e|o|altre",
             r"tue|tuoi|tua|tuo|vostre|vostri|tutte|tutti|precedenti|originali|iniziali",
             r"istruzioni|istruzione|indicazioni|regole|direttive|linee guida|prompt|ordini|restrizioni|limitazioni"
             r"|politiche|norme|consegne",
-            r"precedenti|di prima|sopra|originali|iniziali|di sistema|del sistema|ricevute|che ti (?:sono state date"
+            r"precedenti|di prima|sopra|originali|iniziali|di sistema|del sistema|ricevute|che hai ricevuto"
+            r"|che ti (?:sono state date"
             r"|hanno dato|ho dato|sono state fornite)|di sicurezza|interne|nascoste|attuali",
             sep=r"[\s',]+",
         ),
@@ -66,9 +68,8 @@ OVERRIDE: dict[str, list[str]] = {
         *dismissal(
             r"zignoruj|ignoruj|zignorujcie|ignorujcie|pomin|pomincie|zapomnij|zapomnijcie|odrzuc"
             r"|nie (?:stosuj|przestrzegaj|wykonuj|sluchaj)(?: sie)?(?: juz)?|przestan (?:stosowac|przestrzegac)",
-            r"wszystkie|wszelkie|te|tych|twoje|swoje|o|i|lub|poprzednie|wczesniejsze|dotychczasowe|do",
-            r"wszystkie|wszelkie|poprzednie|wczesniejsze|twoje|swoje|dotychczasowe|oryginalne|systemowe|powyzsze"
-            r"|pierwotne",
+            r"(?:wszystk|wszelk|twoj|twoi|swoj|swoi|poprzedni|wczesniejsz|dotychczasow)\w*|te|tych|o|i|lub|do",
+            r"(?:wszystk|wszelk|poprzedni|wczesniejsz|twoj|twoi|swoj|swoi|dotychczasow|oryginaln|systemow|powyzsz|pierwotn)\w*",
             r"instrukcj\w*|polecen\w*|zasad\w*|regu[lł]\w*|wytyczn\w*|prompt\w*|ogranicze\w*|dyrektyw\w*",
             r"powyzej|wczesniej|(?:ktore|jakie) (?:otrzyma\w*|dosta\w*|ci dano|zosta\w*)"
             r"|systemowe|poprzednie|dotychczasowe",
@@ -96,7 +97,7 @@ OVERRIDE: dict[str, list[str]] = {
             r"\b(?:проигнорируй|игнорируй|забудь|отбрось|не следуй|не выполняй)(?:те)?\s+(?:[\w-]+\s+){0,2}?"
             r"(?:инструкци|указани|правил|директив|промпт|ограничени)\w*[\s,]+(?:[\w-]+\s+){0,2}?(?:которые|что)\s+"
             r"(?:тебе|вам)\b",
-            r"\b(?:предыдущ|прежн|ранее данн|изначальн|исходн|системн|твои|ваши|все)\w*\s+(?:инструкци|указани"
+            r"\b(?:предыдущ|прежн|ранее данн|изначальн|исходн|системн|твои|ваши|все)\w*\s+(?:[\w-]+\s+){0,2}?(?:инструкци|указани"
             r"|правил|директив)\w*\s+(?:больше\s+|уже\s+|теперь\s+)*(?:не действуют|не действительны|недействительны"
             r"|не применяются|отменены|аннулированы|устарели|утратили силу)",
         ]
@@ -110,7 +111,7 @@ OVERRIDE: dict[str, list[str]] = {
             rf"(?:忽略|忘记|忘記|无视|無視){_S}{{0,6}}?(?:以上|上面|之前|前面){_S}{{0,4}}?(?:一切|所有内容|全部内容"
             rf"|所有的话|所有的話)",
             rf"(?:之前|以前|先前|上述|原来|原來|原有|原始|所有|你的){_S}{{0,6}}?(?:指令|指示|规则|規則|提示词|提示詞"
-            rf"|设定|設定){_S}{{0,4}}?(?:失效|作废|作廢|无效|無效|不再有效|不再适用|不再適用|被取消|取消了|被废除"
+            rf"){_S}{{0,4}}?(?:失效|作废|作廢|无效|無效|不再有效|不再适用|不再適用|被取消|取消了|被废除"
             rf"|被廢除|被覆盖|被覆蓋|过时|過時)",
         ]
     ),
@@ -244,8 +245,8 @@ ROLE_OVERRIDE: dict[str, list[str]] = {
     ),
     "hi": _script(
         [
-            r"(?:अब\s+से|आज\s+से)\s+(?:तुम|आप)[^।.!?\n]{0,25}?(?:सहायक|असिस्टेंट|एआई|ai|एडमिन|प्रशासक|डेवलपर|मॉडल"
-            r"|बॉट|प्रतिबंध)",
+            r"(?:(?:अब\s+से|आज\s+से)\s+(?:तुम|आप)|(?:तुम|आप)\s+अब)[^।.!?\n]{0,25}?(?:सहायक|असिस्टेंट|एआई|ai|एडमिन"
+            r"|प्रशासक|डेवलपर|मॉडल|बॉट|प्रतिबंध)",
             rf"होने\s+का\s+(?:नाटक|ढोंग)|(?:की\s+तरह|के\s+रूप\s+में)\s+(?:काम|व्यवहार|बर्ताव)\s+{_IMP_HI}",
             r"बिना\s+(?:किसी\s+)?(?:प्रतिबंध|पाबंदी|सीमा|फ़िल्टर|नियम)[^।.!?\n]{0,15}?(?:सहायक|असिस्टेंट|एआई|मॉडल"
             r"|बॉट)",
@@ -423,6 +424,7 @@ AUTHORITY: dict[str, list[str]] = {
 
 DIRECTIVE: dict[str, list[str]] = {
     "it": [
+        r"\bse (?:sei|tu sei) (?:un[a']?\s*|l')\s*(?:ia|intelligenza artificiale|assistente|chatbot|bot|modello)",
         r"\b(?:nota|messaggio|promemoria|avviso|attenzione)\s+(?:per|a|al|all')\s*(?:qualsiasi|qualunque|ogni|tutti"
         r" gli|l'|il|la)?\s*(?:assistent[ei]|ia|intelligenza artificiale|chatbot|bot|modell[oi])\b",
         r"\b(?:a|per)\s+(?:chiunque|chi)\s+(?:legga|leggera|legge|stia leggendo)\b",
@@ -431,12 +433,14 @@ DIRECTIVE: dict[str, list[str]] = {
         r"\b(?:offri|offrite|dai|date|concedi|applica|proponi)\s+sempre\b|\bsempre\s+(?:offri|dai|concedi|applica)\b",
     ],
     "pl": [
+        r"\bjesli jestes (?:sztuczn\w* inteligencj\w*|ai|asystent\w*|chatbot\w*|bot\w*|model\w*)",
         r"\b(?:uwaga|notatka|wiadomosc|informacja|przypomnienie)\s+(?:dla|do)\s+(?:kazdego\s+|wszystkich\s+"
         r"|dowolnego\s+)?(?:asystent\w*|ai|sztucznej inteligencji|chatbot\w*|bot\w*|model\w*)",
         r"\b(?:do|dla)\s+(?:kazdego|wszystkich|kogokolwiek),?\s+(?:kto|ktory|ktorzy)\s+(?:to\s+)?czyta",
         r"\bzawsze\s+(?:oferuj|dawaj|daj|przyznawaj|przyznaj|stosuj|proponuj|udzielaj)\b",
     ],
     "tr": [
+        r"\beger (?:sen )?(?:bir )?(?:yapay zeka|asistan|bot|dil modeli|chatbot)\w*",
         r"\b(?:bunu|bu notu|bu mesaji|bu kaydi|bu metni)\s+okuyan\b",
         r"\b(?:yapay zeka|asistan|bot|model)\w*\s+(?:not|mesaj|uyari|hatirlatma)\b",
         r"\bher zaman\s+(?:\S+\s+){0,4}?(?:indirim|iade|ucretsiz|bedava|yukseltme)\w*\s+(?:teklif et|ver|uygula|sun"
@@ -447,6 +451,7 @@ DIRECTIVE: dict[str, list[str]] = {
             r"\b(?:примечание|заметка|сообщение|напоминание|внимание|записка|указание)\s+(?:для|к)\s+(?:любого\s+"
             r"|всех\s+|каждого\s+|любой\s+)?(?:ии|ai|ассистент|бот|чат-бот|модел|искусственн|нейросет)",
             r"\b(?:тому|всем|каждому),?\s+(?:кто|которые?|который)\s+(?:читает|прочитает|читают|видит)\b",
+            r"\bесли\s+(?:ты|вы)\s+(?:—\s*)?(?:[\w-]+\s+)?(?:ии|ai|модель|ассистент|бот|нейросеть|чат-бот)",
             r"(?:ии|ассистент|бот|модел|помощник)\w*,?\s+(?:читающ|обрабатывающ|видящ)\w*\s+(?:это|эту|этот|эти)",
             r"\bвсегда\s+(?:предлагай|давай|дай|предоставляй|применяй|делай|оформляй)(?:те)?\b[^.\n]{0,60}?(?:скидк"
             r"|возврат|бесплатн|повышени|бонус|кредит|компенсац)",
@@ -457,6 +462,7 @@ DIRECTIVE: dict[str, list[str]] = {
             rf"(?:致|给|給|写给|寫給|对|對){_S}{{0,6}}?(?:阅读|閱讀|读到|讀到|看到|处理|處理){_S}{{0,10}}?(?:ai|人工智能"
             rf"|助手|模型|机器人|機器人|人)",
             r"(?:ai|人工智能|助手|模型)(?:请|請)?注意",
+            r"如果(?:你|您)是(?:一个|一個)?(?:ai|人工智能|助手|模型|机器人|機器人|语言模型|語言模型)",
             rf"(?:始终|始終|总是|總是|永远|永遠|一律|务必|務必)(?:为|為|给|給|向|对|對){_S}{{0,4}}?(?:每位|每个|每個"
             rf"|所有|这个|這個|该|該|此)(?:客户|客戶|用户|用戶){_S}{{0,10}}?(?:折|优惠|優惠|退款|免费|免費|升级|升級)",
             rf"(?:永远|永遠|绝对|絕對|一律)不要{_S}{{0,12}}?(?:收取|收费|收費)",
@@ -467,6 +473,7 @@ DIRECTIVE: dict[str, list[str]] = {
             rf"(?:これ|このメモ|この(?:メッセージ|記録|ノート|文章))を(?:読んでいる|読む|読んだ|処理する|見ている)"
             rf"{_S}{{0,12}}?(?:ai|アシスタント|モデル|ボット|人|方|あなた)(?:へ|に|は)",
             r"(?:aiアシスタント|ai|アシスタント|ボット|モデル)(?:へ|に)の?(?:メモ|注意|指示|お願い|メッセージ)",
+            r"(?:あなた|君)が(?:ai|アシスタント|モデル|ボット|言語モデル)(?:なら|であれば|ならば|の場合)",
             rf"(?:常に|必ず|いつも|絶対に){_S}{{0,20}}?(?:割引|返金|無料|アップグレード|料金を請求しな){_S}{{0,20}}?"
             rf"(?:てください|て下さい|ないでください|すること|せよ|しろ)",
         ]
@@ -475,6 +482,7 @@ DIRECTIVE: dict[str, list[str]] = {
         [
             r"(?:이것|이\s*(?:메모|글|메시지|기록|노트))(?:을|를)?\s*읽는\s*[^.!?\n]{0,15}?(?:ai|어시스턴트|모델|봇"
             r"|사람|분)\S*에게",
+            r"(?:당신|너)(?:이|가)\s*(?:ai|어시스턴트|모델|봇|인공지능)(?:라면|이라면)",
             r"(?:항상|언제나|반드시|절대)[^.!?\n]{0,25}?(?:할인|환불|무료|업그레이드|요금을\s*청구하지)[^.!?\n]{0,20}?"
             r"(?:세요|십시오|해라|해줘|마라)",
         ]
@@ -485,6 +493,7 @@ DIRECTIVE: dict[str, list[str]] = {
             r"|روبوت|بوت)",
             r"(?:إلى|الى)\s+(?:كل|أي)\s+(?:من|شخص|مساعد)\s+(?:\S+\s+){0,2}?يقرأ",
             r"(?:مساعد|نموذج|ذكاء)\S*\s+(?:\S+\s+){0,3}?يقرأ",
+            r"(?:إذا|اذا|لو)\s+كنت\s+(?:\S+\s+)?(?:نموذج|ذكاء|مساعد|روبوت|بوت)",
             r"(?:قدم|امنح|أعط|اعط|طبق)\S*\s+(?:دائمًا|دائما|دوما)|(?:دائمًا|دائما|دوما)\s+(?:قدم|امنح|أعط|اعط|طبق)",
             r"لا\s+(?:تفرض|تطلب|تحصل)\s+[^.\n]{0,30}?أبدًا",
         ]
@@ -492,6 +501,7 @@ DIRECTIVE: dict[str, list[str]] = {
     "hi": _script(
         [
             r"(?:इसे|इस\s+(?:नोट|संदेश|मेमो|रिकॉर्ड)\s+को)\s+पढ़ने\s+वाले",
+            r"(?:अगर|यदि)\s+(?:तुम|आप)\s+(?:एक\s+)?(?:ai|एआई|सहायक|मॉडल|बॉट)",
             rf"हमेशा[^।.!?\n]{{0,30}}?(?:छूट|रिफंड|मुफ़्त|मुफ्त|अपग्रेड)[^।.!?\n]{{0,10}}?{_IMP_HI}",
             r"कभी\s+(?:कोई\s+)?(?:शुल्क|फीस|पैसे)\s+(?:न|मत)\s+(?:लें|लो)",
         ]
