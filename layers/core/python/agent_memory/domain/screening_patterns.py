@@ -37,7 +37,7 @@ _DIRECTIVE: dict[str, list[str]] = {
         r"|parsing|handling|summari[sz]ing|reviewing)\s+(?:this|these)\b",
         rf"\bif\s+you(?:'re| are)\s+(?:an?|the)\s+(?:{_EN_AI}|assistant|model|automated|virtual)\b",
         rf"\bif\s+(?:an?|any|the)\s+(?:{_EN_AI}|assistant|model|agent)\s+(?:is\s+)?(?:reads?|reading|sees?|seeing"
-        r"|processes|processing|summari[sz]es|summari[sz]ing)\b",
+        r"|processes|processing|summari[sz]es|summari[sz]ing)\s+(?:this|these|the following)\b",
         r"\bas an? (?:ai|language model|llm)(?: (?:assistant|model))?,?\s+(?:you|i|it)\b",
         rf"\b(?:{_EN_AI})\s+(?:must|should|shall|has to|have to|needs? to|(?:is|are) (?:required|expected|instructed)"
         r" to)\b",
@@ -246,6 +246,10 @@ _AUTHORITY_EN = [
     r"|shall|should|will|is to|are to)\b",
     r"\b(?:openai|anthropic|your developers?|developer)\s+(?:developer\s+)?(?:notice|directive|instruction|override"
     r"|announcement|message)\s*:",
+    # "I am the developer of this assistant"
+    r"\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:the|your|an?|one of the)\s+(?:lead\s+|senior\s+|chief\s+|original\s+)?"
+    r"(?:developers?|creators?|makers?|programmers?|engineers?|builders?|operators?|administrators?)\s+(?:of|behind|for)\s+"
+    r"(?:(?:this|the|your)\s+(?:assistant|ai|bot|chatbot|model|system)|you)\b",
     # "I'm the engineer who built this assistant"
     r"\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:the|your|an?|one of the)\s+[\w -]{0,30}?\b(?:who|that)\s+(?:built|created"
     r"|made|designed|programmed|trained|deployed|runs|operates|owns|configured)\s+(?:this|the|you)\b",

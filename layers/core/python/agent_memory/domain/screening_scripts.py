@@ -156,6 +156,98 @@ OVERRIDE: dict[str, list[str]] = {
     ),
 }
 
+# "Everything above is void", "from now on follow only this note": in the first six languages too.
+_VOID_ALL: dict[str, list[str]] = {
+    "en": [
+        r"\b(?:follow|obey|heed)\s+(?:only|just|nothing but)\s+(?:this|these|the following)\s+(?:memory|note|message"
+        r"|instructions?|text|record|line)\b",
+    ],
+    "es": [
+        r"\btodo lo (?:anterior|de arriba|dicho antes|que se te dijo)\s+(?:queda|esta|es|ha sido)\s+(?:anulado|sin efecto"
+        r"|cancelado|revocado|invalido|obsoleto)|\btodo lo (?:anterior|de arriba)\s+ya no (?:es valido|vale|aplica|cuenta)",
+        r"\b(?:obedece|sigue|cumple|acata)\s+(?:solo|solamente|unicamente|exclusivamente)\s+(?:esta|este|estas|estos)\s+"
+        r"(?:nota|mensaje|instrucciones?|memoria|texto)",
+    ],
+    "fr": [
+        r"\btout ce qui (?:precede|est (?:ecrit )?(?:au-dessus|ci-dessus|plus haut)|a ete dit (?:avant|plus haut))\s+(?:est"
+        r"|devient)\s+(?:desormais\s+)?(?:annule|caduc|nul|obsolete|invalide|sans effet|perime)|\btout ce qui precede"
+        r"\s+n'est plus valable",
+        r"\b(?:obeis|obeissez|suis|suivez|respecte|respectez|applique|appliquez)\s+(?:uniquement|seulement|exclusivement)"
+        r"\s+(?:a\s+)?(?:cette|ce|ces)\s+(?:note|message|consignes?|instructions?|memo)",
+    ],
+    "de": [
+        r"\balles (?:vorherige|bisherige|obige|davor|oben stehende|zuvor gesagte|bisher gesagte)\s+(?:ist|wird)\s+"
+        r"(?:hiermit\s+|ab sofort\s+|jetzt\s+|nun\s+)?(?:aufgehoben|ungultig|nichtig|hinfallig|widerrufen|ausser kraft"
+        r"|gegenstandslos)",
+        r"\b(?:befolge|folge|gehorche|beachte)\s+(?:ab jetzt\s+|ab sofort\s+|von nun an\s+)?(?:nur|ausschliesslich|einzig)"
+        r"\s+(?:noch\s+)?(?:diese[rnms]?|dieser)\s+(?:notiz|nachricht|anweisung|vermerk)",
+    ],
+    "pt": [
+        r"\btudo o que (?:esta|foi dito|foi escrito)\s+(?:acima|antes)\s+(?:esta|foi|fica)\s+(?:anulado|cancelado|revogado"
+        r"|sem efeito)|\btudo (?:acima|o anterior)\s+(?:esta|foi|fica)\s+(?:anulado|cancelado|revogado|sem efeito)",
+        r"\b(?:obedeca|siga|cumpra)\s+(?:apenas|somente|so)\s+(?:esta|este|estas)\s+(?:nota|mensagem|instrucao|instrucoes)",
+    ],
+    "nl": [
+        r"\balles (?:hierboven|hiervoor|van hiervoor|wat hierboven staat)\s+(?:is|wordt)\s+(?:hierbij\s+|nu\s+)?(?:vervallen"
+        r"|ongeldig|ingetrokken|niet meer geldig)",
+        r"\b(?:volg|gehoorzaam)\s+(?:vanaf nu\s+)?(?:alleen|enkel|uitsluitend)\s+(?:nog\s+)?(?:deze|dit)\s+(?:notitie"
+        r"|bericht|instructie)",
+    ],
+    "it": [
+        r"\btutto (?:cio|quello) che (?:e|ti e stato|hai ricevuto|e stato)\s+(?:\w+\s+)?(?:sopra|prima|finora)\s+"
+        r"(?:non e piu valido|e annullato|non vale piu|e superato|e revocato)",
+        r"\b(?:segui|obbedisci|rispetta)\s+(?:solo|soltanto|unicamente)\s+(?:a\s+)?(?:questa|questo|queste)\s+(?:nota"
+        r"|messaggio|istruzion)",
+    ],
+    "pl": [
+        r"\bwszystko,?\s+co\s+(?:napisano|zosta[lł]o (?:napisane|powiedziane)|powiedziano|by[lł]o)\s+(?:powyzej|wczesniej"
+        r"|wyzej)[\s,]+(?:jest\s+)?(?:juz\s+)?(?:niewazne|nieaktualne|anulowane|uniewaznione)",
+        r"\b(?:stosuj sie|sluchaj|wykonuj)\s+(?:tylko|wy[lł]acznie)\s+(?:tej|tego|tych)\s+(?:notatk|wiadomosc|instrukcj)",
+    ],
+    "tr": [
+        r"\b(?:yukarida|daha once|onceden)\s+(?:yazilan|soylenen|verilen)\s+(?:her seyi|hepsini|tum\w*)\s+(?:unut|yok say"
+        r"|gormezden gel)",
+        r"\b(?:sadece|yalnizca)\s+bu\s+(?:notu|mesaji|talimati)\s+(?:uygula|takip et|dinle)",
+    ],
+    "ru": _script(
+        [
+            r"\b(?:все|всё),?\s+что\s+(?:было\s+)?(?:сказано|написано|указано|дано)\s+(?:выше|ранее|раньше|до этого)[\s,]+"
+            r"(?:больше\s+|уже\s+)?(?:не действует|недействительно|отменено|аннулировано|неважно)",
+            r"\b(?:забудь|игнорируй|проигнорируй)(?:те)?\s+(?:все|всё),?\s+что\s+(?:тебе|вам|было)\s+(?:сказали|говорили"
+            r"|сказано|написано|давали)",
+            r"\bследуй(?:те)?\s+только\s+(?:этой|этому|этим)\s+(?:заметке|сообщению|инструкци)",
+        ]
+    ),
+    "zh": _script(
+        [
+            r"(?:不要|别|別)再?(?:理会|理會|遵守|遵循|服从|服從|听从|聽從)|不再(?:理会|理會|遵守|遵循)",
+            r"只(?:遵守|遵循|按照|执行|執行|听从|聽從)(?:这|這)(?:条|條|个|個|段)",
+        ]
+    ),
+    "ja": _script([r"この(?:メモ|メッセージ|指示)(?:だけ|のみ)に従"]),
+    "ko": _script(
+        [
+            r"(?:위의|위|이전의|앞의)\s*(?:모든\s*)?(?:내용|것|말)(?:은|을|는)?\s*(?:모두\s*)?(?:무시|잊어)",
+            r"이\s*(?:메모|메시지|지시)만\s*따르",
+        ]
+    ),
+    "ar": _script(
+        [
+            r"(?:انس|تجاهل|اهمل|أهمل)\w*\s+كل\s+ما\s+(?:قيل|كتب|ذكر|أعطي|اعطي)",
+            r"اتبع\w*\s+هذه\s+(?:الملاحظة|الرسالة|التعليمات)\s+فقط",
+        ]
+    ),
+    "hi": _script(
+        [
+            r"(?:ऊपर|पहले)\s+(?:लिखी|लिखा|कही|कहा|दी|दिया)\s+(?:गई\s+|गया\s+)?(?:हर|सारी|सभी|सब)\s+(?:बात|बातों|कुछ)"
+            r"[^।.!?\n]{0,10}?(?:भूल|अनदेखा|नजरअंदाज)",
+            r"(?:सिर्फ|केवल)\s+इस\s+(?:नोट|संदेश|निर्देश)\s+का\s+पालन",
+        ]
+    ),
+}
+for _lang, _patterns in _VOID_ALL.items():
+    OVERRIDE.setdefault(_lang, []).extend(_patterns)
+
 # --------------------------------------------------------------------------- a new role
 
 ROLE_OVERRIDE: dict[str, list[str]] = {
@@ -295,6 +387,7 @@ EXFILTRATION: dict[str, list[str]] = {
                 r"|системн\w*\s+(?:промпт|инструкци|сообщени)|(?:скрыт|внутренн|секретн|исходн)\w*\s+(?:инструкци"
                 r"|указани|промпт)|(?:полн\w*\s+)?(?:список|списки|базу|базы)\s+(?:всех\s+)?клиент"
                 r"|(?:данные|информаци\w*|контакты)\s+(?:всех|других)\s+(?:других\s+)?клиент|api[- ]?ключ|ключ\w* api"
+                r"|(?:всех|других)\s+(?:других\s+)?клиент"
                 r"|парол\w* (?:администратора|от базы|базы данных)",
                 r"мо\w*|наш\w*",
             )
@@ -329,7 +422,8 @@ EXFILTRATION: dict[str, list[str]] = {
         [
             r"(?:اكشف|اكشفي|اعرض|أظهر|اظهر|اطبع|كرر|أرسل|ارسل|حوّل|حول|صدّر|صدر|شارك|انسخ|أعطني|اعطني)\s+"
             r"(?:\w+\s+){0,4}?(?:موجه النظام|تعليمات النظام|التعليمات المخفية|التعليمات الداخلية|تعليماتك|قائمة العملاء"
-            r"|بيانات (?:جميع|كل|باقي|بقية) العملاء|قاعدة بيانات العملاء|مفاتيح api|مفتاح api)",
+            r"|بيانات (?:جميع|كل|باقي|بقية) العملاء|قاعدة بيانات العملاء|مفاتيح api|مفتاح api|العملاء الآخرين"
+            r"|عملاء آخرين|جميع العملاء)",
         ]
     ),
     "hi": _script(
@@ -397,24 +491,42 @@ AUTHORITY: dict[str, list[str]] = {
     ),
     # the languages of `screening_patterns`
     "es": [
+        r"\b(?:soy|somos)\s+(?:el|la|los|las|un|una|tu)\s+(?:desarrollador|creador|programador|administrador)\w*\s+"
+        r"(?:de|del)\s+(?:este|esta|tu|el|la)\s+(?:asistente|ia|bot|chatbot|modelo|sistema)",
+        r"\b(?:estas|quedas|esta usted|estais) autorizad[oa]s? (?:a|para) (?:compartir|revelar|ignorar|omitir|saltar"
+        r"|desactivar|divulgar)",
         r"\bcomo\s+(?:tu\s+)?(?:administrador(?:a)? del sistema|desarrollador(?:a)?|creador(?:a)?)\b[^.\n]{0,60}?"
         r"\b(?:te|le|os)\s+(?:autorizo|ordeno|permito|mando|instruyo)\b",
     ],
     "fr": [
+        r"\bje suis (?:le|la|un|une|ton|votre)\s+(?:developpeu|createu|programmeu|concepteu|administrat)\w*\s+(?:de|du)\s+"
+        r"(?:cet|ce|cette|ton|votre|l')\s*(?:assistant|ia|bot|chatbot|modele|systeme)",
+        r"\b(?:tu es|vous etes) (?:desormais\s+)?(?:autorisee?s?|habilitee?s?) a (?:partager|reveler|ignorer|contourner"
+        r"|desactiver|divulguer|sauter)",
         r"\ben (?:tant qu'|qualite d')(?:ton |votre )?(?:administrat(?:eur|rice) (?:systeme|du systeme)|developpeu(?:r|se)"
         r"|createu(?:r|rice))\b[^.\n]{0,60}?\bje\s+(?:t'|vous\s+)(?:autorise|ordonne|permets|demande|enjoins)\b",
     ],
     "de": [
+        r"\bich bin\s+(?:der|die|dein|ihr|ein|eine)\s+(?:entwickler|erfinder|ersteller|programmierer|administrator)\w*\s+"
+        r"(?:dieses|deines|des|dieser)\s+(?:assistent|bots?|chatbots?|modell|systems?|ki)",
+        r"\bdu darfst\s+(?:ab jetzt\s+|jetzt\s+|nun\s+|ab sofort\s+)?(?:[\w-]+\s+){0,3}?(?:weitergeben|preisgeben"
+        r"|ignorieren|umgehen|deaktivieren|offenlegen|teilen|uberspringen)\b",
         r"\bals\s+(?:dein\s+|ihr\s+)?(?:systemadministrator\w*|administrator\w* des systems|entwickler\w*|ersteller\w*)"
         r"\b[^.\n]{0,60}?\b(?:autorisiere|erlaube|befehle|ermachtige|gestatte|weise)\s+(?:ich\s+)?(?:dich|dir|sie"
         r"|ihnen|euch)\b",
     ],
     "pt": [
+        r"\bsou\s+(?:o|a|um|uma|seu|teu)\s+(?:desenvolvedor|criador|programador|administrador)\w*\s+(?:deste|desta|do|da"
+        r"|seu)\s+(?:assistente|ia|bot|chatbot|modelo|sistema)",
+        r"\b(?:voce esta|esta|estas) autorizad[oa] a (?:compartilhar|revelar|ignorar|desativar|divulgar|pular)",
         r"\bcomo\s+(?:seu\s+|teu\s+)?(?:administrador(?:a)? do sistema|desenvolvedor(?:a)?|criador(?:a)?)\b[^.\n]{0,60}?"
         r"\b(?:autorizo|ordeno|permito|mando|instruo)\s+(?:voce|te|o assistente|a ia)\b|\b(?:te|lhe)\s+(?:autorizo"
         r"|ordeno|permito)\b",
     ],
     "nl": [
+        r"\bik ben\s+(?:de|een|jouw|uw)\s+(?:ontwikkelaar|maker|bouwer|beheerder)\s+van\s+(?:deze|dit|jouw|uw|de)\s+"
+        r"(?:assistent|ai|bot|chatbot|model|systeem)",
+        r"\bje\s+(?:mag|bent bevoegd om)\s+(?:nu\s+)?(?:[\w-]+\s+){0,3}?(?:delen|onthullen|negeren|omzeilen|uitschakelen)\b",
         r"\bals\s+(?:je\s+|jouw\s+|uw\s+)?(?:systeembeheerder|ontwikkelaar|beheerder van het systeem|maker)\b[^.\n]{0,60}?"
         r"\b(?:geef|sta|autoriseer|beveel|machtig)\s+ik\s+(?:je|jou|u)\b",
     ],
@@ -506,20 +618,51 @@ DIRECTIVE: dict[str, list[str]] = {
             r"कभी\s+(?:कोई\s+)?(?:शुल्क|फीस|पैसे)\s+(?:न|मत)\s+(?:लें|लो)",
         ]
     ),
-    # the languages of `screening_patterns`: a note to whoever reads it
+    # the languages of `screening_patterns`: an AI that reads this, any assistant that handles it,
+    # an imperative to always give something away
     "es": [
-        r"\b(?:a|para)\s+(?:quien|quienes|cualquiera que|todo el que)\s+(?:lea|lean|este leyendo)\s+(?:esto|esta|este)\b"
+        r"\b(?:a|para)\s+(?:quien|quienes|cualquiera que|todo el que)\s+(?:lea|lean|este leyendo)\s+(?:esto|esta|este)\b",
+        r"\bsi\s+(?:una?|alguna?|el|la)\s+(?:ia|inteligencia artificial|asistente|chatbot|bot|modelo)\s+(?:esta\s+)?"
+        r"(?:lee|leyendo|procesa|procesando|ve|viendo|lea)\s+(?:esto|este|esta)\b",
+        r"\b(?:a|para)\s+(?:cualquier|todo|cada)\s+(?:asistente|ia|bot|chatbot|modelo)\s+que\b",
+        r"\b(?:aplica|ofrece|da|concede|otorga|regala)\s+siempre\b[^.\n]{0,40}?(?:descuento|reembolso|gratis|gratuit"
+        r"|credito|mejora)|\bsiempre\s+(?:aplica|ofrece|da|concede|otorga)\b[^.\n]{0,40}?(?:descuento|reembolso|gratis"
+        r"|gratuit|credito)",
     ],
     "fr": [
-        r"\b(?:a|pour)\s+(?:quiconque|qui(?:conque)?|tous ceux qui|toute personne qui)\s+(?:lit|lira|lisent)\s+(?:ceci|cette|ce)\b"
+        r"\b(?:a|pour)\s+(?:quiconque|qui(?:conque)?|tous ceux qui|toute personne qui)\s+(?:lit|lira|lisent)\s+"
+        r"(?:ceci|cette|ce)\b",
+        r"\bsi\s+(?:une?|l')\s*(?:ia|intelligence artificielle|assistant|chatbot|bot|modele)\s+(?:lit|traite|voit"
+        r"|est en train de lire)\s+(?:ceci|ce|cette)\b",
+        r"\b(?:a|pour)\s+(?:tout|toute|chaque|n'importe quel|n'importe quelle)\s+(?:assistant|ia|bot|chatbot|modele)e?"
+        r"\s+qui\b",
+        r"\b(?:applique|offre|accorde|donne|propose)\s+toujours\b[^.\n]{0,40}?(?:remise|reduction|remboursement|gratuit"
+        r"|credit|rabais)",
     ],
     "de": [
-        r"\ban\s+(?:alle|jeden|jede)\s*,?\s+(?:die|der|welche)\s+(?:dies|diese|diesen|das)\s*\w*\s+(?:liest|lesen)\b"
+        r"\ban\s+(?:alle|jeden|jede)\s*,?\s+(?:die|der|welche)\s+(?:dies|diese|diesen|das)\s*\w*\s+(?:liest|lesen)\b",
+        r"\b(?:falls|wenn)\s+(?:eine?|die|der)\s+(?:ki|kunstliche intelligenz|assistent\w*|chatbot|bot|modell|sprachmodell)"
+        r"\s+(?:das hier|dies|diese[ns]?|das)\s*\w*\s+(?:liest|verarbeitet|sieht)\b",
+        r"\b(?:fur|an)\s+(?:jeden|jede|alle)\s+(?:ki|assistent\w*|bots?|chatbots?|modell\w*|sprachmodell\w*),?\s+"
+        r"(?:der|die|das|welche[rs]?)\b",
+        r"\b(?:gewahre|gib|biete|gewahren sie|geben sie|bieten sie)\b[^.\n]{0,40}?\b(?:immer|stets|jedes mal)\b[^.\n]{0,30}?"
+        r"(?:rabatt|erstattung|gutschrift|kostenlos|gratis|nachlass)",
     ],
     "pt": [
-        r"\b(?:a|para)\s+(?:quem|qualquer um que|todos que)\s+(?:ler|leia|estiver lendo)\s+(?:isto|esta|este)\b"
+        r"\b(?:a|para)\s+(?:quem|qualquer um que|todos que)\s+(?:ler|leia|estiver lendo)\s+(?:isto|esta|este)\b",
+        r"\bse\s+(?:uma?|alguma?|o|a)\s+(?:ia|inteligencia artificial|assistente|chatbot|bot|modelo)\s+(?:estiver\s+)?"
+        r"(?:ler|lendo|le|processar|processando|vir|ver)\s+(?:isto|isso|este|esta)\b",
+        r"\b(?:a|para)\s+(?:qualquer|todo|cada)\s+(?:assistente|ia|bot|chatbot|modelo)\s+que\b",
+        r"\b(?:aplique|ofereca|de|conceda|aplica|oferece|da)\s+sempre\b[^.\n]{0,40}?(?:desconto|reembolso|gratis|gratuit"
+        r"|credito)",
     ],
-    "nl": [r"\baan\s+(?:iedereen|wie|eenieder)\s+die\s+(?:dit|deze)\s*\w*\s+(?:leest|lezen)\b"],
+    "nl": [
+        r"\baan\s+(?:iedereen|wie|eenieder)\s+die\s+(?:dit|deze)\s*\w*\s+(?:leest|lezen)\b",
+        r"\b(?:als|indien)\s+(?:een|de)\s+(?:ai|assistent|chatbot|bot|model|taalmodel)\s+(?:dit|deze)\s*\w*\s+(?:leest"
+        r"|verwerkt|ziet)\b",
+        r"\b(?:voor|aan)\s+(?:elke|iedere|alle)\s+(?:ai|assistent\w*|bots?|chatbots?|model\w*|taalmodel\w*)\s+die\b",
+        r"\b(?:geef|bied|verleen)\b[^.\n]{0,30}?\baltijd\b[^.\n]{0,30}?(?:korting|terugbetaling|gratis|tegoed)",
+    ],
 }
 
 
