@@ -10,8 +10,8 @@ disguised copy, chosen per item from a fixed seed so the file is reproducible:
   (spelling JSON or tags out in leetspeak would stop a model from reading them too);
 - benign items: one of zero_width, homoglyph, fullwidth, to measure that folding the
   disguises away does not turn ordinary text into an alarm;
-- items in a script without Latin letters (ru, zh, ja, ko, ar, hi): zero_width or fullwidth
-  (the other disguises only touch Latin letters);
+- items in a script without Latin letters (ru, zh, ja, ko, ar, hi): zero_width, fullwidth or,
+  except in Korean and Hindi, spaced (the other disguises only touch Latin letters);
 - items holding `{b64:...}`: that text is replaced by its base64 (disguise `base64`), and they get
   no second copy.
 
@@ -134,7 +134,9 @@ def build() -> list[dict[str, str]]:
             continue
         out.append({"id": base_id, **item, "disguise": "none"})
         if item["language"] in NON_LATIN:
-            choices = ["zero_width", "fullwidth"]
+            # letters of these scripts spaced apart read back as words, except Hangul syllables and
+            # Devanagari vowel signs, which a space would cut from their letter
+            choices = ["zero_width", "fullwidth"] + ([] if item["language"] in ("ko", "hi") else ["spaced"])
         elif item["label"] == "benign":
             choices = ["zero_width", "homoglyph", "fullwidth"]
         elif item["category"] in PROSE:

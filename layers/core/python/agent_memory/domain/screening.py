@@ -124,13 +124,14 @@ _QUOTES_ONLY = str.maketrans(_QUOTES)
 _LEET = str.maketrans("013457@$", "oieastas")
 # A word mixing letters with digits or @/$ used as letters; plain numbers and ids are left alone.
 _LEET_WORD = re.compile(r"(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]{2,}")
-# Four or more single letters set apart by spaces, dots, dashes, stars or apostrophes: "i g n o r e".
-_SPACED_RUN = re.compile(r"(?<![^\W\d_])[a-z](?:[ .*_'-]{1,4}[a-z](?![^\W\d_])){3,}")
+# Four or more single letters (of any script: "忽 略 之 前") set apart by spaces, dots, dashes, stars or
+# apostrophes: "i g n o r e".
+_SPACED_RUN = re.compile(r"(?<![^\W\d_])[^\W\d_](?:[ .*_'-]{1,4}[^\W\d_](?![^\W\d_])){3,}")
 # What a text needs before those two are worth looking for (the searches are costly, these are
 # not): a leetspeak word has a letter next to a digit, @ or $; a spaced run's second and third
 # letters stand between separators. Each is contained in every match; the tests check it.
 _LEET_HINT = re.compile(r"[a-z][0-9@$]|[0-9@$][a-z]")
-_SPACED_HINT = re.compile(r"[ .*_'-][a-z][ .*_'-]{1,4}[a-z][ .*_'-]")
+_SPACED_HINT = re.compile(r"[ .*_'-][^\W\d_][ .*_'-]{1,4}[^\W\d_][ .*_'-]")
 # The invisible characters that are ASCII (controls), to tell an ASCII text that needs no folding.
 _ASCII_IGNORABLE = re.compile(
     "[" + "".join(re.escape(chr(c)) for c in range(128) if _IGNORABLE.match(chr(c))) + "]"
@@ -162,6 +163,8 @@ def _reading_forms(text: str, *, quick: bool = True, depth: int = 0) -> list[str
         native = _native(text)
         if native != folded:
             forms.append(native)
+            if (not quick or _SPACED_HINT.search(native)) and _SPACED_RUN.search(native):
+                forms.append(_SPACED_RUN.sub(_collapse_spaced, native))
         hidden = "".join(chr(ord(ch) - _TAG_OFFSET) for ch in text if _TAG_FIRST <= ord(ch) <= _TAG_LAST)
         if hidden:
             forms.append(_fold(hidden, quick=quick))
