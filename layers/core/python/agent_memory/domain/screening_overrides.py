@@ -83,6 +83,8 @@ OVERRIDE: dict[str, list[str]] = {
         # model's own instructions, the object right after it ("the old setup instructions" does not count)
         rf"\b(?:previous|prior|earlier|preceding|foregoing|original|initial|above|system|developer|standing)\s+"
         rf"(?:{_EN_OBJECTS})\s+(?:{_EN_VOID})",
+        rf"\b(?:previous|prior|earlier|preceding|original|initial|old|former|system|standing)\s+(?:{_EN_OBJECTS})\s*[:=-]"
+        r"\s*(?:void|null|revoked|cancell?ed|obsolete|invalid|superseded|rescinded|withdrawn|overridden|disabled)\b",
         rf"\bnone\s+of\s+(?:your|the|these|those)\s+(?:(?:{_EN_POINTERS})\s+)?(?:{_EN_OBJECTS})\s+(?:still\s+)?"
         r"(?:apply|applies|count|matter|hold|stand|(?:is|are)\s+(?:valid|in effect|active|binding))\b",
         rf"\b(?:{_EN_OBJECTS})\s+(?:that\s+)?you\s+(?:had|got|received|were given|have been given)\b[^.\n]{{0,20}}?\s"
@@ -111,7 +113,8 @@ OVERRIDE: dict[str, list[str]] = {
         r"\b(?:tes|vos|les|toutes (?:les|tes|vos))\s+(?:instructions|consignes|directives|regles|indications)"
         r"(?:\s+[\w'-]+){0,4}?\s+(?:ne s'appliquent plus|ne sont plus (?:valables|valides|en vigueur|applicables)"
         r"|sont (?:desormais |maintenant |a present )?(?:annulees|caduques|nulles|obsoletes|suspendues|levees"
-        r"|invalides|abrogees|remplacees)|n'ont plus cours)",
+        r"|invalides|abrogees|remplacees|revoquees)|n'ont plus cours|ont ete (?:annulees|revoquees|levees|supprimees"
+        r"|remplacees|abrogees))",
     ],
     "de": [
         *dismissal(
@@ -142,15 +145,16 @@ OVERRIDE: dict[str, list[str]] = {
         r"|bisher gesagte|oben|zuvor gesagte)",
         r"\balles,?\s+was\s+(?!ich\b|wir\b)[^.!?\n]{0,40}?\b(?:gesagt|aufgetragen|gegeben)\b[^.!?\n]{0,15}?,?"
         r"\s+gilt\s+nicht\s+mehr",
-        r"\b(?:deine|eure|alle deine|die (?:vorherigen|bisherigen|obigen|ursprunglichen))\s+\w*(?:anweisung"
+        r"\b(?:deine|eure|alle deine|die (?:vorherigen|bisherigen|obigen|ursprunglichen))\s+(?:\w+\s+)?\w*(?:anweisung"
         r"|instruktion|regel|vorgabe|richtlinie)\w*(?:\s+[\w-]+){0,4}?\s+(?:gelten\s+nicht\s+mehr"
         r"|sind\s+nicht\s+mehr\s+(?:gultig|in kraft|wirksam|anwendbar)|sind\s+"
         r"(?:ab sofort\s+|jetzt\s+|nun\s+|hiermit\s+)?(?:aufgehoben|ungultig|nichtig|ausser kraft|hinfallig"
-        r"|widerrufen|ersetzt))",
+        r"|widerrufen|ersetzt)|wurden\s+(?:vollstandig\s+|hiermit\s+|komplett\s+|alle\s+)?(?:widerrufen|aufgehoben"
+        r"|annulliert|ersetzt|ausser kraft gesetzt))",
     ],
     "es": [
         *dismissal(
-            r"ignora[rd]?|ignore[ns]?|olvida[rd]?|olvide[ns]?|descarta[rd]?|descarte[ns]?|omite|omita|omitan"
+            r"ignora[rd]?|ignore[ns]?|olvidate de|olvidese de|olvidaos de|olvida[rd]?|olvide[ns]?|descarta[rd]?|descarte[ns]?|omite|omita|omitan"
             r"|desobedece|desobedezca|desatiende|saltate|salta|haz caso omiso (?:a|de)|hagan? caso omiso (?:a|de)"
             r"|no (?:hagas|haga|hagan) caso (?:a|de)|no (?:sigas|siga|sigan|obedezcas|obedezca|respetes|respete"
             r"|cumplas|cumpla|apliques|aplique)(?: mas)?|dej[ae] de (?:seguir|cumplir|aplicar|lado)"
@@ -167,10 +171,16 @@ OVERRIDE: dict[str, list[str]] = {
         r"\b(?:dijeron|han dicho|ha dicho|dicho|indicaron|ensenaron|ordenaron|programaron|dieron|escrito"
         r"|explicaron)\b|anterior|de arriba|previo)",
         r"\b(?:tus|sus|vuestras|(?:todas )?las (?:instrucciones|indicaciones|reglas|normas|directrices|pautas)"
-        r"\s+(?:anteriores|previas|originales|del sistema|que (?:te|le) dieron|que recibiste))"
+        r"\s+(?:anteriores|previas|originales|del sistema|que (?:te|le) dieron|que recibiste|que tenias|que tenia))"
         r"(?:\s+[\w-]+){0,4}?\s+(?:ya\s+)?(?:no\s+(?:son\s+validas|valen|aplican|se aplican|cuentan"
         r"|estan vigentes|tienen validez)|quedan\s+(?:anuladas|sin efecto|suspendidas|revocadas)"
         r"|(?:estan|son)\s+(?:anuladas|revocadas|suspendidas|obsoletas))",
+        # "tus directrices han sido revocadas", "las reglas que tenías fueron anuladas" (not "las reglas
+        # anteriores de devolución fueron revocadas", which is about returns)
+        r"\b(?:(?:todas\s+)?(?:tus|sus|vuestras)\s+(?:instrucciones|indicaciones|reglas|normas|directrices|pautas)"
+        r"(?:\s+(?:anteriores|previas|originales))?|las\s+(?:instrucciones|indicaciones|reglas|normas|directrices|pautas)"
+        r"\s+que\s+(?:tenias|te dieron|recibiste|te han dado))\s+(?:ya\s+)?(?:han sido|fueron|quedan|quedaron)\s+"
+        r"(?:revocadas|anuladas|canceladas|suspendidas|invalidadas|sustituidas)",
     ],
     "pt": [
         *dismissal(

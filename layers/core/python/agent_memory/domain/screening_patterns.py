@@ -51,6 +51,8 @@ _DIRECTIVE: dict[str, list[str]] = {
         r"[^.\n]{0,20}?,",
         rf"\b(?:{_EN_AI}|assistants?|agents?|models?)\s+(?:that|who|which)\s+(?:reads?|sees?|processes|handles"
         r"|parses|summari[sz]es|reviews|finds)\s+(?:this|these)\b",
+        rf"\b(?:whichever|whatever|any|every)\s+(?:{_EN_AI}|assistant|model|agent|bot)\s+(?:ends up|happens to be"
+        r"|winds up|is|gets to)?\s*(?:reading|processing|seeing|handling|summari[sz]ing)\s+(?:this|these)\b",
         rf"\b(?:important|fyi|heads up|instructions?|info|notice)\s+(?:for|to)\s+(?:the\s+|any\s+|every\s+)?"
         rf"(?:{_EN_AI}|assistants?)\s*:",
         # an imperative to give something away, at the start of a sentence or for every customer
@@ -143,7 +145,8 @@ _EXFILTRATION: dict[str, list[str]] = {
             r"(?:customer|client|user|subscriber|member|contact)s?(?:'s?)?\s+(?:list|lists|database|db|records|table"
             r"|export|base)\b|(?:all|every|each|the other|other)\s+(?:(?:of\s+)?(?:the|your)\s+)?(?:other\s+)?"
             r"(?:customer|client|user|account|contact)s?(?:'s?)?\s+(?:[\w-]+\s+){0,2}?(?:records?|data|details|emails?"
-            r"|addresses|names|numbers|information|info|histor(?:y|ies)|invoices|files|conversations?|chats?)\b"
+            r"|addresses|names|numbers|information|info|histor(?:y|ies)|invoices|files|conversations?|chats?|balances?"
+            r"|orders|payments|transactions|statements|passwords|accounts)\b"
             r"|(?:names|emails?|e-mail addresses|phone numbers|addresses|details|data|records|information"
             r"|histor(?:y|ies))(?:\s+and\s+[\w-]+(?:\s+[\w-]+)?)?\s+(?:of|for|from)\s+(?:all|every|each|other)\s+"
             r"(?:the\s+|our\s+|your\s+)?(?:other\s+)?(?:customers|clients|users|accounts|contacts)\b"
@@ -246,6 +249,12 @@ _AUTHORITY_EN = [
     r"|shall|should|will|is to|are to)\b",
     r"\b(?:openai|anthropic|your developers?|developer)\s+(?:developer\s+)?(?:notice|directive|instruction|override"
     r"|announcement|message)\s*:",
+    r"\b(?:message|note|notice|memo|instructions?|update)\s+from\s+(?:openai|anthropic)(?:\s+(?:staff|team|developers?"
+    r"|engineers?|safety|support))?\s*:",
+    r"\b(?:approved|authori[sz]ed|signed off|sanctioned|ordered|mandated)\s+by\s+your\s+(?:system\s+administrator"
+    r"|administrator|admin|developers?|operators?|creators?|makers?|owners?)\b",
+    r"\b(?:this|these)\s+(?:instructions?|notes?|messages?|directives?|memos?)\s+(?:has|have|takes?|carr(?:y|ies))\s+"
+    r"(?:top|highest|the highest|absolute|maximum|first|overriding)\s+priority\b",
     # "I am the developer of this assistant"
     r"\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:the|your|an?|one of the)\s+(?:lead\s+|senior\s+|chief\s+|original\s+)?"
     r"(?:developers?|creators?|makers?|programmers?|engineers?|builders?|operators?|administrators?)\s+(?:of|behind|for)\s+"
@@ -257,6 +266,9 @@ _AUTHORITY_EN = [
     r"|disclose)\b",
     r"\b(?:security|safety|policy|admin|administrator|system|developer)\s+override\s+(?:approved|granted|authori[sz]ed"
     r"|confirmed|accepted)\b",
+    r"\byou\s+(?:now\s+)?(?:have|are granted|'ve been granted|have been granted|get)\s+(?:the\s+|full\s+)?(?:permission"
+    r"|authori[sz]ation|clearance|rights?)\s+to\s+(?:ignore|bypass|disable|override|reveal|disclose|expose|leak"
+    r"|share (?:other|all|every|internal))\b",
     r"\byou\s+(?:are|have been)\s+(?:now\s+|hereby\s+)?(?:cleared|authori[sz]ed|permitted|allowed)\s+to\s+"
     r"(?:ignore|bypass|skip|disable|override|reveal|disclose|share (?:account|customer|all|other)"
     r"|access (?:all|every|other))\b",
@@ -269,7 +281,9 @@ _LINK_EXFILTRATION = [
     # a markdown image from another host: a model that writes it makes the reader's client fetch it
     rf"!\[[^\]\n]{{0,200}}\]\(\s*<?\s*{_URL}",
     # a URL whose query or path holds a template for the model to fill in
-    rf"{_URL}[^\s]{{0,300}}?(?:\{{\{{|\{{\s*[a-z_][\w .-]{{0,40}}\}}|\$\{{|%7b%7b|%7b[a-z_]+%7d)",
+    # (single braces only around what a model holds: "{order_id}" in a webhook is a developer's template)
+    rf"{_URL}[^\s]{{0,300}}?(?:\{{\{{|%7b%7b|\$\{{|(?:\{{|%7b)\s*[a-z_.]{{0,20}}?(?:secret|conversation|chat|histor"
+    r"|transcript|prompt|e-?mail|memor|context|api_?key|password|credential|session|card|ssn|phone|address|instruction))",
     # a query value that names what a model holds
     rf"{_URL}[^\s?#]{{1,200}}\?[^\s]{{0,200}}?=[^\s&]{{0,40}}?(?:system_?prompt|secrets?\b|conversation"
     r"|chat_?history|transcript|credentials|api_?key)",

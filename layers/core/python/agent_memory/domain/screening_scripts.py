@@ -36,7 +36,7 @@ def _script(patterns: list[str]) -> list[str]:
 _S = r"[^.!?。！？\n]"
 # The same, where the stretch may hold an address ("archive@example.net"): a dot followed by a letter.
 _SA = r"(?:[^.!?。！？\n]|[.](?=\w))"
-_IMP_HI = r"(?:करो|करें|कीजिए|करिए|दो|दें|दीजिए)(?![\u0900-\u097f])"  # an imperative, not "करेंगे"
+_IMP_HI = r"(?:करो|करें|कीजिए|करिए|दो|दें|दीजिए)(?![\u0900-\u0963\u0966-\u097f])"  # an imperative, not "करेंगे"
 
 # --------------------------------------------------------------------------- dismissing the instructions
 
@@ -440,6 +440,8 @@ EXFILTRATION: dict[str, list[str]] = {
 
 AUTHORITY: dict[str, list[str]] = {
     "it": [
+        r"\bhai\s+(?:il\s+|l')?(?:permesso|autorizzazione|diritto)\s+di\s+(?:rivelare|divulgare|ignorare|condividere"
+        r"|saltare|aggirare)",
         r"\b(?:in qualita di|come|sono|io sono)\s+(?:il |l'|l )?(?:tuo |vostro )?(?:amministratore (?:di|del) sistema"
         r"|sistemista|sviluppatore|creatore|amministratore)\b[^.\n]{0,60}?\b(?:ti|vi)\s+(?:autorizzo|ordino|permetto"
         r"|comando|concedo|impongo)\b",
@@ -454,6 +456,8 @@ AUTHORITY: dict[str, list[str]] = {
     ],
     "ru": _script(
         [
+            r"\b(?:тебе|вам)\s+(?:теперь\s+)?(?:разрешено|позволено|можно)\s+(?:[\w-]+\s+)?(?:раскрывать|раскрыть|сообщать"
+            r"|сообщить|игнорировать|пропускать|пропустить|передавать|передать|показывать|показать)",
             r"\b(?:как|будучи|я)\s+(?:—\s*)?(?:твой\s+|ваш\s+)?(?:системн\w* администратор|администратор\w* систем"
             r"|разработчик|создател)\w*\s*,?\s+(?:[\w-]+\s+){0,6}?(?:я\s+)?(?:разрешаю|приказываю|поручаю|велю|авторизую"
             r"|позволяю|даю)\s+(?:тебе|вам|тебя|вас)\b",
@@ -461,12 +465,15 @@ AUTHORITY: dict[str, list[str]] = {
     ),
     "zh": _script(
         [
+            r"(?:你|您)(?:现在|現在)?有(?:权限|權限|权|權)(?:透露|泄露|洩露|公开|公開|披露|忽略|跳过|跳過|分享)",
             rf"(?:我是|作为|作為|身为|身為)(?:你的|您的)?(?:系统管理员|系統管理員|管理员|管理員|开发者|開發者|开发人员"
             rf"|開發人員|创造者|創造者){_S}{{0,12}}?(?:授权|授權|允许|允許|命令|指示|批准)(?:你|您)",
         ]
     ),
     "ja": _script(
         [
+            r"(?:開示|公開|無視|共有|回避|スキップ)する権限が(?:あなたに)?(?:あります|ある|与えられ)|あなたには[^。\n]{0,20}?権限が"
+            r"(?:あります|ある)",
             rf"(?:システム管理者|開発者|運営者|あなたの(?:管理者|開発者|作成者))(?:として|である私が|の私が){_S}{{0,30}}?"
             rf"(?:許可|承認|命令|指示)(?:します|する|いたします)",
         ]
@@ -491,6 +498,8 @@ AUTHORITY: dict[str, list[str]] = {
     ),
     # the languages of `screening_patterns`
     "es": [
+        r"\btienes\s+(?:permiso|autorizacion|derecho)\s+(?:para|de|a)\s+(?:revelar|divulgar|ignorar|omitir|saltar"
+        r"|compartir (?:los datos|la informacion|los saldos) de (?:otros|todos))",
         r"\b(?:soy|somos)\s+(?:el|la|los|las|un|una|tu)\s+(?:desarrollador|creador|programador|administrador)\w*\s+"
         r"(?:de|del)\s+(?:este|esta|tu|el|la)\s+(?:asistente|ia|bot|chatbot|modelo|sistema)",
         r"\b(?:estas|quedas|esta usted|estais) autorizad[oa]s? (?:a|para) (?:compartir|revelar|ignorar|omitir|saltar"
@@ -499,6 +508,8 @@ AUTHORITY: dict[str, list[str]] = {
         r"\b(?:te|le|os)\s+(?:autorizo|ordeno|permito|mando|instruyo)\b",
     ],
     "fr": [
+        r"\btu as (?:la\s+|l')?(?:permission|autorisation|droit|le droit) de (?:reveler|divulguer|ignorer|contourner"
+        r"|partager)",
         r"\bje suis (?:le|la|un|une|ton|votre)\s+(?:developpeu|createu|programmeu|concepteu|administrat)\w*\s+(?:de|du)\s+"
         r"(?:cet|ce|cette|ton|votre|l')\s*(?:assistant|ia|bot|chatbot|modele|systeme)",
         r"\b(?:tu es|vous etes) (?:desormais\s+)?(?:autorisee?s?|habilitee?s?) a (?:partager|reveler|ignorer|contourner"
@@ -507,6 +518,8 @@ AUTHORITY: dict[str, list[str]] = {
         r"|createu(?:r|rice))\b[^.\n]{0,60}?\bje\s+(?:t'|vous\s+)(?:autorise|ordonne|permets|demande|enjoins)\b",
     ],
     "de": [
+        r"\b(?:du hast|sie haben)\s+(?:die\s+|jetzt\s+die\s+)?(?:erlaubnis|berechtigung|freigabe|befugnis)\b[^.\n]{0,60}?"
+        r"\b(?:zu\s+)?(?:nennen|verraten|offenlegen|preisgeben|ignorieren|umgehen|weitergeben)",
         r"\bich bin\s+(?:der|die|dein|ihr|ein|eine)\s+(?:entwickler|erfinder|ersteller|programmierer|administrator)\w*\s+"
         r"(?:dieses|deines|des|dieser)\s+(?:assistent|bots?|chatbots?|modell|systems?|ki)",
         r"\bdu darfst\s+(?:ab jetzt\s+|jetzt\s+|nun\s+|ab sofort\s+)?(?:[\w-]+\s+){0,3}?(?:weitergeben|preisgeben"
@@ -516,6 +529,7 @@ AUTHORITY: dict[str, list[str]] = {
         r"|ihnen|euch)\b",
     ],
     "pt": [
+        r"\b(?:voce tem|tens)\s+(?:permissao|autorizacao)\s+(?:para|de)\s+(?:revelar|divulgar|ignorar|compartilhar)",
         r"\bsou\s+(?:o|a|um|uma|seu|teu)\s+(?:desenvolvedor|criador|programador|administrador)\w*\s+(?:deste|desta|do|da"
         r"|seu)\s+(?:assistente|ia|bot|chatbot|modelo|sistema)",
         r"\b(?:voce esta|esta|estas) autorizad[oa] a (?:compartilhar|revelar|ignorar|desativar|divulgar|pular)",
@@ -524,6 +538,8 @@ AUTHORITY: dict[str, list[str]] = {
         r"|ordeno|permito)\b",
     ],
     "nl": [
+        r"\bje\s+hebt\s+(?:toestemming|de bevoegdheid)\s+om\s+(?:[\w-]+\s+){0,4}?(?:te\s+)?(?:onthullen|delen|negeren"
+        r"|omzeilen)",
         r"\bik ben\s+(?:de|een|jouw|uw)\s+(?:ontwikkelaar|maker|bouwer|beheerder)\s+van\s+(?:deze|dit|jouw|uw|de)\s+"
         r"(?:assistent|ai|bot|chatbot|model|systeem)",
         r"\bje\s+(?:mag|bent bevoegd om)\s+(?:nu\s+)?(?:[\w-]+\s+){0,3}?(?:delen|onthullen|negeren|omzeilen|uitschakelen)\b",
@@ -574,8 +590,9 @@ DIRECTIVE: dict[str, list[str]] = {
             rf"(?:致|给|給|写给|寫給|对|對){_S}{{0,6}}?(?:阅读|閱讀|读到|讀到|看到|处理|處理){_S}{{0,10}}?(?:ai|人工智能"
             rf"|助手|模型|机器人|機器人|人)",
             r"(?:ai|人工智能|助手|模型)(?:请|請)?注意",
+            r"(?:给|給|致)(?:ai|人工智能|智能)?(?:助手|模型|机器人|機器人)的?(?:备注|備註|留言|消息|提示|说明|說明)",
             r"如果(?:你|您)是(?:一个|一個)?(?:ai|人工智能|助手|模型|机器人|機器人|语言模型|語言模型)",
-            rf"(?:始终|始終|总是|總是|永远|永遠|一律|务必|務必)(?:为|為|给|給|向|对|對){_S}{{0,4}}?(?:每位|每个|每個"
+            rf"(?:始终|始終|总是|總是|永远|永遠|一律|务必|務必){_S}{{0,4}}?(?:为|為|给|給|向|对|對){_S}{{0,4}}?(?:每位|每个|每個"
             rf"|所有|这个|這個|该|該|此)(?:客户|客戶|用户|用戶){_S}{{0,10}}?(?:折|优惠|優惠|退款|免费|免費|升级|升級)",
             rf"(?:永远|永遠|绝对|絕對|一律)不要{_S}{{0,12}}?(?:收取|收费|收費)",
         ]
@@ -614,6 +631,7 @@ DIRECTIVE: dict[str, list[str]] = {
         [
             r"(?:इसे|इस\s+(?:नोट|संदेश|मेमो|रिकॉर्ड)\s+को)\s+पढ़ने\s+वाले",
             r"(?:अगर|यदि)\s+(?:तुम|आप)\s+(?:एक\s+)?(?:ai|एआई|सहायक|मॉडल|बॉट)",
+            r"(?:ai|एआई)\s+(?:सहायक|असिस्टेंट|मॉडल|बॉट)\s+के\s+लिए\s+(?:नोट|संदेश|निर्देश)",
             rf"हमेशा[^।.!?\n]{{0,30}}?(?:छूट|रिफंड|मुफ़्त|मुफ्त|अपग्रेड)[^।.!?\n]{{0,10}}?{_IMP_HI}",
             r"कभी\s+(?:कोई\s+)?(?:शुल्क|फीस|पैसे)\s+(?:न|मत)\s+(?:लें|लो)",
         ]
