@@ -96,7 +96,7 @@ OVERRIDE: dict[str, list[str]] = {
     "fr": [
         *dismissal(
             r"ignore[rsz]?|ignorons|oublie[rsz]?|oublions|neglige[rsz]?|outrepasse[rsz]?|contourne[rsz]?"
-            r"|(?:fais|faites|faire) (?:abstraction|fi)|(?:ne )?(?:tiens|tenez|tenir) (?:pas|plus|aucun) compte"
+            r"|(?:fais|faites|faire) (?:abstraction|fi)|laisse[rz]? tomber|(?:ne )?(?:tiens|tenez|tenir) (?:pas|plus|aucun) compte"
             r"|(?:ne |n')?(?:suis|suivez|suivre|respecte[sz]?|respecter|applique[sz]?|appliquer|obeis|obeissez)"
             r" (?:pas|plus|jamais)|(?:laisse[rsz]?|mets|mettez|mettre) de cote|passe[rz]? outre|abandonne[rz]?",
             r"toutes?|tous|tout|les|la|le|l|des|de|du|d|tes|vos|ton|ta|votre|ces|cet|cette|aux|au|a",
@@ -136,7 +136,8 @@ OVERRIDE: dict[str, list[str]] = {
         # separable and negated verbs put the particle last: "beachte die Vorgaben von oben nicht mehr"
         r"\b(?:beachte\w*|befolge\w*|folge|berucksichtige\w*|setze?|lass\w*)(?:\s+sie)?(?:\s+(?:die|den|das|alle"
         r"|deine[nmrs]?|eure[nmrs]?|ihre[nmrs]?|vorherige[nmrs]?|bisherige[nmrs]?|obige[nmrs]?|ursprungliche[nmrs]?"
-        r"|system\w*)){1,3}\s+\w*(?:anweisung|instruktion|regel|vorgabe|richtlinie|vorschrift|befehl|prompt)\w*"
+        r"|system\w*|bisher|zuvor|erhaltene[nmrs]?|gegebene[nmrs]?)){1,4}\s+\w*(?:anweisung|instruktion|regel|vorgabe"
+        r"|richtlinie|vorschrift|befehl|prompt)\w*"
         r"(?:\s+[\w-]+){0,3}?\s+(?:nicht|nie|keinesfalls|ausser kraft|beiseite|links liegen|fallen)\b",
         r"\b(?:vergiss|vergesst|vergessen sie|ignorier\w*(?:\s+sie)?)\s+alles,?\s+(?:was|das)\s+(?!ich\b|wir\b)"
         r"[^.!?\n]{0,30}?\b(?:gesagt|aufgetragen|gegeben|beigebracht|erklart|mitgeteilt|geschrieben|befohlen"
@@ -165,6 +166,7 @@ OVERRIDE: dict[str, list[str]] = {
             r"|restricciones|limitaciones|politicas|prompt|consignas",
             r"anteriores|previas|de arriba|precedentes|originales|iniciales|del sistema|de sistema|de seguridad"
             r"|internas|ocultas|recibidas|que (?:te|le|se te|se le) (?:dieron|han dado|dio|ha dado)|actuales"
+            r"|que recibiste|que (?:has|habias) recibido|hasta ahora|hasta el momento"
             r"|vigentes|de antes",
         ),
         r"\b(?:ignora|ignore|olvida|olvide|descarta|descarte)\s+todo\s+lo\s+(?:que\s+(?!yo\b)[^.!?\n]{0,30}?"
@@ -218,7 +220,8 @@ OVERRIDE: dict[str, list[str]] = {
         ),
         r"\b(?:negeer|vergeet|verwerp)\s+(?:de\s+|het\s+)?systeem\w*",
         r"\b(?:volg|sla|laat|schuif|gooi|zet)(?:\s+(?:de|het|alle|je|jouw|uw|vorige|eerdere|voorgaande|bovenstaande"
-        r"|oorspronkelijke|originele|systeem\w*)){1,3}\s+\w*(?:instructies?|opdrachten|regels|richtlijnen"
+        r"|oorspronkelijke|originele|systeem\w*|tot|nu|toe|ontvangen|gekregen|gegeven|eerder)){1,5}\s+\w*(?:instructies?"
+        r"|opdrachten|regels|richtlijnen"
         r"|aanwijzingen|voorschriften|prompt)(?:\s+[\w-]+){0,2}?\s+(?:niet|niet meer|niet langer|over|los|varen"
         r"|vallen|terzijde|opzij|overboord)\b",
         r"\b(?:vergeet|negeer)\s+alles\s+(?:wat|dat)\s+(?!ik\b|wij\b|we\b)[^.!?\n]{0,30}?\b(?:verteld|gezegd"

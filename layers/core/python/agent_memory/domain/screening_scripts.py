@@ -66,7 +66,7 @@ OVERRIDE: dict[str, list[str]] = {
     ],
     "pl": [
         *dismissal(
-            r"zignoruj|ignoruj|zignorujcie|ignorujcie|pomin|pomincie|zapomnij|zapomnijcie|odrzuc"
+            r"zignoruj|ignoruj|zignorujcie|ignorujcie|olej|olejcie|zlekcewaz|lekcewaz|pomin|pomincie|zapomnij|zapomnijcie|odrzuc"
             r"|nie (?:stosuj|przestrzegaj|wykonuj|sluchaj)(?: sie)?(?: juz)?|przestan (?:stosowac|przestrzegac)",
             r"(?:wszystk|wszelk|twoj|twoi|swoj|swoi|poprzedni|wczesniejsz|dotychczasow)\w*|te|tych|o|i|lub|do",
             r"(?:wszystk|wszelk|poprzedni|wczesniejsz|twoj|twoi|swoj|swoi|dotychczasow|oryginaln|systemow|powyzsz|pierwotn)\w*",
@@ -108,6 +108,8 @@ OVERRIDE: dict[str, list[str]] = {
             rf"|不再遵守|不要再遵守|停止遵守|不要服从|不要服從|跳过|跳過|绕过|繞過){_S}{{0,12}}?(?:之前|以前|先前|上面"
             rf"|上述|前面|原来|原來|原始|最初|所有|全部|你的|您的|系统|系統|收到的|给你的|給你的){_S}{{0,8}}?(?:指令"
             rf"|指示|规则|規則|提示词|提示詞|提示|命令|设定|設定|限制|准则|準則)",
+            rf"把{_S}{{0,8}}?(?:之前|以前|先前|上面|原来|原來|所有|全部|你的|系统|系統|收到的){_S}{{0,8}}?(?:指令|指示|规则"
+            rf"|規則|提示词|提示詞|命令){_S}{{0,6}}?(?:忽略|忽視|忽视|无视|無視|忘记|忘記|忘掉|抛开|拋開|放弃|放棄)",
             rf"(?:忽略|忘记|忘記|无视|無視){_S}{{0,6}}?(?:以上|上面|之前|前面){_S}{{0,4}}?(?:一切|所有内容|全部内容"
             rf"|所有的话|所有的話)",
             rf"(?:之前|以前|先前|上述|原来|原來|原有|原始|所有|你的){_S}{{0,6}}?(?:指令|指示|规则|規則|提示词|提示詞"
@@ -267,6 +269,8 @@ ROLE_OVERRIDE: dict[str, list[str]] = {
         r"|odpowiadasz tylko)\b",
         r"\budawaj,?\s+(?:ze\s+)?(?:jestes|administrator\w*|admin\w*|kogos)",
         r"\b(?:dzia[lł]aj|zachowuj sie|wystepuj)\s+jako\b",
+        r"\b(?:dzia[lł]aj|zachowuj sie|udawaj)\s+jak\s+(?:administrator|admin|deweloper|programista|root|superuzytkownik"
+        r"|system|szef|kierownik)",
         r"\b(?:wciel sie w|przyjmij|odegraj)\s+role\b",
         r"\btryb\s+(?:dewelopera|programisty|administratora|debugowania|boga|bez ograniczen)\b",
         r"\b(?:asystent\w*|ai|bot|chatbot|model|jestes)\b[^.\n]{0,30}?\bbez\s+(?:zadnych\s+)?(?:ogranicze|limit"
@@ -415,7 +419,7 @@ EXFILTRATION: dict[str, list[str]] = {
         [
             r"(?:시스템\s*프롬프트|숨겨진\s*지시|내부\s*지시|너의\s*지시|당신의\s*지시|고객\s*(?:목록|명단|리스트"
             r"|데이터베이스)|다른\s*고객|모든\s*고객)(?:[^.!?\n]|[.](?=\w)){0,40}?(?:보여|알려|출력|공개|보내|전송|전달|공유"
-            r"|내보내|복사)\s*(?:줘|주세요|줘라|세요|라|주십시오|십시오)",
+            r"|내보내|복사)(?:\s*해|\s*하)?\s*(?:줘|주세요|줘라|세요|라|주십시오|십시오)",
         ]
     ),
     "ar": _script(
@@ -565,14 +569,17 @@ DIRECTIVE: dict[str, list[str]] = {
         r"\b(?:uwaga|notatka|wiadomosc|informacja|przypomnienie)\s+(?:dla|do)\s+(?:kazdego\s+|wszystkich\s+"
         r"|dowolnego\s+)?(?:asystent\w*|ai|sztucznej inteligencji|chatbot\w*|bot\w*|model\w*)",
         r"\b(?:do|dla)\s+(?:kazdego|wszystkich|kogokolwiek),?\s+(?:kto|ktory|ktorzy)\s+(?:to\s+)?czyta",
-        r"\bzawsze\s+(?:oferuj|dawaj|daj|przyznawaj|przyznaj|stosuj|proponuj|udzielaj)\b",
+        r"\bzawsze\s+(?:oferuj|dawaj|daj|przyznawaj|przyznaj|stosuj|proponuj|udzielaj|zwracaj|oddawaj)\b",
+        r"\b(?:kazdemu|wszystkim)\s+klient\w*\s+(?:zawsze\s+)?(?:zwracaj|dawaj|daj|oferuj|przyznawaj|udzielaj|stosuj)\b",
     ],
     "tr": [
         r"\beger (?:sen )?(?:bir )?(?:yapay zeka|asistan|bot|dil modeli|chatbot)\w*",
         r"\b(?:bunu|bu notu|bu mesaji|bu kaydi|bu metni)\s+okuyan\b",
         r"\b(?:yapay zeka|asistan|bot|model)\w*\s+(?:not|mesaj|uyari|hatirlatma)\b",
         r"\bher zaman\s+(?:\S+\s+){0,4}?(?:indirim|iade|ucretsiz|bedava|yukseltme)\w*\s+(?:teklif et|ver|uygula|sun"
-        r"|tanimla)(?:in|iniz)?\b",
+        r"|tanimla|yap)(?:in|iniz)?\b",
+        r"\bher musteriye\b[^.\n]{0,40}?(?:indirim|iade|ucretsiz|bedava|yukseltme)\w*\s+(?:teklif et|ver|uygula|sun"
+        r"|yap)(?:in|iniz)?\b",
     ],
     "ru": _script(
         [
@@ -581,8 +588,10 @@ DIRECTIVE: dict[str, list[str]] = {
             r"\b(?:тому|всем|каждому),?\s+(?:кто|которые?|который)\s+(?:читает|прочитает|читают|видит)\b",
             r"\bесли\s+(?:ты|вы)\s+(?:—\s*)?(?:[\w-]+\s+)?(?:ии|ai|модель|ассистент|бот|нейросеть|чат-бот)",
             r"(?:ии|ассистент|бот|модел|помощник)\w*,?\s+(?:читающ|обрабатывающ|видящ)\w*\s+(?:это|эту|этот|эти)",
-            r"\bвсегда\s+(?:предлагай|давай|дай|предоставляй|применяй|делай|оформляй)(?:те)?\b[^.\n]{0,60}?(?:скидк"
-            r"|возврат|бесплатн|повышени|бонус|кредит|компенсац)",
+            r"\bвсегда\s+(?:предлагай|давай|дай|предоставляй|применяй|делай|оформляй|возвращай|возмещай|начисляй)(?:те)?\b"
+            r"[^.\n]{0,60}?(?:скидк|возврат|бесплатн|повышени|бонус|кредит|компенсац|полн\w* сумм|деньги)",
+            r"\b(?:каждому|всем|любому)\s+клиент\w*\s+(?:всегда\s+)?(?:[\w-]+\s+){0,2}?(?:возвращай|возмещай|давай|дай"
+            r"|предлагай|предоставляй|делай|начисляй|оформляй)(?:те)?\b",
         ]
     ),
     "zh": _script(
@@ -595,6 +604,9 @@ DIRECTIVE: dict[str, list[str]] = {
             rf"(?:始终|始終|总是|總是|永远|永遠|一律|务必|務必){_S}{{0,4}}?(?:为|為|给|給|向|对|對){_S}{{0,4}}?(?:每位|每个|每個"
             rf"|所有|这个|這個|该|該|此)(?:客户|客戶|用户|用戶){_S}{{0,10}}?(?:折|优惠|優惠|退款|免费|免費|升级|升級)",
             rf"(?:永远|永遠|绝对|絕對|一律)不要{_S}{{0,12}}?(?:收取|收费|收費)",
+            rf"(?:对|對|给|給|为|為)(?:每一?位|每一?个|每一?個|所有|任何)(?:客户|客戶|用户|用戶){_S}{{0,6}}?(?:都要|都必须|都必須"
+            rf"|都得|一律|务必|務必|必须|必須|一定要){_S}{{0,4}}?(?:全额退款|全額退款|退款|免费|免費|打折|折扣|优惠|優惠|升级"
+            rf"|升級)",
         ]
     ),
     "ja": _script(
@@ -623,7 +635,9 @@ DIRECTIVE: dict[str, list[str]] = {
             r"(?:إلى|الى)\s+(?:كل|أي)\s+(?:من|شخص|مساعد)\s+(?:\S+\s+){0,2}?يقرأ",
             r"(?:مساعد|نموذج|ذكاء)\S*\s+(?:\S+\s+){0,3}?يقرأ",
             r"(?:إذا|اذا|لو)\s+كنت\s+(?:\S+\s+)?(?:نموذج|ذكاء|مساعد|روبوت|بوت)",
-            r"(?:قدم|امنح|أعط|اعط|طبق)\S*\s+(?:دائمًا|دائما|دوما)|(?:دائمًا|دائما|دوما)\s+(?:قدم|امنح|أعط|اعط|طبق)",
+            r"(?:قدم|امنح|أعط|اعط|طبق|أعد|اعد|ارجع|أرجع)\S*\s+(?:\S+\s+){0,3}?(?:دائمًا|دائما|دوما)|(?:دائمًا|دائما|دوما)\s+"
+            r"(?:قدم|امنح|أعط|اعط|طبق|أعد|اعد)",
+            r"لكل\s+(?:عميل|العملاء)\s+(?:\S+\s+)?(?:دائمًا|دائما|دوما)",
             r"لا\s+(?:تفرض|تطلب|تحصل)\s+[^.\n]{0,30}?أبدًا",
         ]
     ),
