@@ -57,9 +57,10 @@ OVERRIDE: dict[str, list[str]] = {
             r"|hanno dato|ho dato|sono state fornite)|di sicurezza|interne|nascoste|attuali",
             sep=r"[\s',]+",
         ),
-        r"\b(?:le |tutte le |le tue |tutte le tue )?(?:istruzioni|regole|indicazioni|direttive)\s+(?:precedenti"
+        r"\b(?:le |tutte le |le tue |tutte le tue )?(?:istruzioni|regole|indicazioni|direttive)\s+(?:che hai ricevuto"
+        r"|che ti (?:hanno dato|sono state date)|precedenti"
         r"|originali|iniziali|di sistema|del sistema|ricevute)(?:\s+[\w']+){0,2}?\s+(?:non sono piu (?:valide"
-        r"|in vigore|applicabili)|non valgono piu|(?:sono|vengono) (?:ora |ormai )?(?:annullate|revocate|obsolete"
+        r"|in vigore|applicabili)|non valgono piu|(?:sono|vengono)(?: state)? (?:ora |ormai )?(?:annullate|revocate|obsolete"
         r"|superate|sospese|nulle|invalide|sostituite))",
         r"\b(?:dimentica|ignora)\s+tutto\s+(?:quello|cio)\s+che\s+(?!io\b)[^.!?\n]{0,30}?\b(?:detto|dato|scritto"
         r"|insegnato|ordinato)\b",
@@ -75,15 +76,18 @@ OVERRIDE: dict[str, list[str]] = {
             r"|systemowe|poprzednie|dotychczasowe",
             sep=r"[\s,]+",
         ),
-        r"\b(?:poprzednie|wczesniejsze|dotychczasowe|wszystkie|twoje|pierwotne|oryginalne|systemowe)\s+(?:instrukcje"
+        r"\b(?:poprzednie|wczesniejsze|dotychczasowe|wszystkie|twoje|pierwotne|oryginalne|systemowe)\s+(?:\w+\s+)?"
+        r"(?:instrukcje"
         r"|polecenia|zasady|regu[lł]y|wytyczne)\s+(?:sa\s+)?(?:juz\s+)?(?:niewazne|nieaktualne|uniewaznione|anulowane"
-        r"|nie obowiazuja|przesta[lł]y obowiazywac|wycofane|zastapione)",
+        r"|nie obowiazuja|przesta[lł]y obowiazywac|wycofane|zastapione|zosta[lł]y (?:uniewaznione|anulowane|wycofane"
+        r"|zastapione|odwo[lł]ane))",
     ],
     "tr": [
         r"\b(?:onceki|daha onceki|yukaridaki|tum|butun|sana verilen|size verilen|sistem|orijinal|ilk|mevcut)\s+"
         r"(?:\w+\s+){0,2}?(?:talimat|kural|yonerge|komut|istem|prompt|direktif|kisitlama)\w*\s+(?:\w+\s+){0,2}?"
         r"(?:yok say|gormezden gel|unut|dikkate alma|takma|hice say|atla|uygulama|uyma|gecersiz say)",
-        r"\b(?:onceki|daha onceki|tum|butun|sana verilen|size verilen|orijinal|ilk|sistem)\s+(?:\w+\s+)?"
+        r"\b(?:onceki|daha onceki|tum|butun|(?:sana|size)\s+(?:daha once\s+|onceden\s+)?verilen|orijinal|ilk|sistem)\s+"
+        r"(?:\w+\s+)?"
         r"(?:talimat|kural|yonerge|komut)\w*\s+(?:artik\s+)?(?:gecerli degil|gecersiz|iptal edildi|yururlukte degil"
         r"|kaldirildi)",
     ],
@@ -113,8 +117,8 @@ OVERRIDE: dict[str, list[str]] = {
             rf"(?:忽略|忘记|忘記|无视|無視){_S}{{0,6}}?(?:以上|上面|之前|前面){_S}{{0,4}}?(?:一切|所有内容|全部内容"
             rf"|所有的话|所有的話)",
             rf"(?:之前|以前|先前|上述|原来|原來|原有|原始|所有|你的){_S}{{0,6}}?(?:指令|指示|规则|規則|提示词|提示詞"
-            rf"){_S}{{0,4}}?(?:失效|作废|作廢|无效|無效|不再有效|不再适用|不再適用|被取消|取消了|被废除"
-            rf"|被廢除|被覆盖|被覆蓋|过时|過時)",
+            rf"){_S}{{0,8}}?(?:失效|作废|作廢|无效|無效|不再有效|不再适用|不再適用|被取消|取消了|被废除"
+            rf"|被廢除|被覆盖|被覆蓋|过时|過時|取代|替代|替换|替換|撤销|撤銷)",
         ]
     ),
     "ja": _script(
@@ -143,7 +147,8 @@ OVERRIDE: dict[str, list[str]] = {
             r"(?:\w+\s+){0,2}?(?:التعليمات|تعليمات|الأوامر|أوامر|القواعد|قواعد|الإرشادات|التوجيهات|الموجه|موجه"
             r"|القيود|تعليماتك|قواعدك)\w*\s+(?:السابقة|الأصلية|الأولية|الأولى|الماضية|أعلاه|النظام|الخاصة بك"
             r"|التي (?:تلقيتها|أعطيت لك|اعطيت لك|أُعطيت لك|قدمت لك))",
-            r"(?:التعليمات|الأوامر|القواعد|الإرشادات|التوجيهات)\s+(?:السابقة|الأصلية|الأولى|الأولية)\s+(?:لم\s+تعد"
+            r"(?:التعليمات|الأوامر|القواعد|الإرشادات|التوجيهات|تعليماتك|أوامرك|قواعدك)\s+(?:السابقة|الأصلية|الأولى|الأولية)"
+            r"\s+(?:لم\s+تعد"
             r"\s+(?:صالحة|سارية|فعالة)|(?:أصبحت\s+)?(?:ملغاة|لاغية|باطلة|غير صالحة)|تم\s+إلغاؤها)",
         ]
     ),
@@ -152,7 +157,7 @@ OVERRIDE: dict[str, list[str]] = {
             r"(?:पिछले|पिछली|पहले\s+के|पूर्व|सभी|सारे|सारी|अपने|तुम्हारे|आपके|सिस्टम|मूल|दिए\s+गए)[^।.!?\n]{0,15}?"
             r"(?:निर्देश|नियम|आदेश|हिदायत|प्रॉम्प्ट|प्रोम्प्ट|दिशानिर्देश|पाबंदि|प्रतिबंध)[^।.!?\n]{0,15}?(?:अनदेखा"
             r"|नज़रअंदाज़|नजरअंदाज|भूल\s+जा|भूलो|भूल\s+जाएं|मत\s+मानो|न\s+मानें|पालन\s+मत|पालन\s+न)",
-            r"(?:पिछले|पिछली|पूर्व|मूल|सभी|तुम्हारे|आपके|सिस्टम)\s+(?:निर्देश|नियम|आदेश)[^।.!?\n]{0,6}?(?:अब\s+)?"
+            r"(?:पिछले|पिछली|पूर्व|मूल|सभी|तुम्हारे|आपके|सिस्टम)\s+(?:\S+\s+)?(?:निर्देश|नियम|आदेश)[^।.!?\n]{0,6}?(?:अब\s+)?"
             r"(?:मान्य\s+नहीं|अमान्य|रद्द|निरस्त|लागू\s+नहीं)",
         ]
     ),
@@ -451,10 +456,12 @@ AUTHORITY: dict[str, list[str]] = {
         r"|comando|concedo|impongo)\b",
     ],
     "pl": [
+        r"\bjestem\s+(?:twoim|waszym)\s+(?:deweloperem|tworca|programista|administratorem|wlascicielem)",
         r"\bjako\s+(?:twoj\w* )?(?:administrator\w*|admin\w*|deweloper\w*|programist\w*|tworc\w*)\b[^.\n]{0,50}?"
         r"\b(?:upowazniam|autoryzuje|zezwalam|nakazuje|polecam|pozwalam)\s+(?:ci|cie|wam|tobie)\b",
     ],
     "tr": [
+        r"\b(?:ben\s+)?senin\s+(?:gelistiricin|yaraticin|yoneticin|programcin)\w*",
         r"\b(?:sistem yoneticisi|gelistiricin|gelistiriciniz|senin yoneticin|sistem sahibi)\s+olarak\b[^.\n]{0,60}?"
         r"\b(?:izin veriyorum|yetkilendiriyorum|emrediyorum|yetki veriyorum)",
     ],
@@ -476,6 +483,7 @@ AUTHORITY: dict[str, list[str]] = {
     ),
     "ja": _script(
         [
+            r"(?:私は|僕は|俺は)?あなたの(?:開発者|作成者|管理者|製作者|プログラマー)(?:です|だ|である)",
             r"(?:開示|公開|無視|共有|回避|スキップ)する権限が(?:あなたに)?(?:あります|ある|与えられ)|あなたには[^。\n]{0,20}?権限が"
             r"(?:あります|ある)",
             rf"(?:システム管理者|開発者|運営者|あなたの(?:管理者|開発者|作成者))(?:として|である私が|の私が){_S}{{0,30}}?"
@@ -484,6 +492,7 @@ AUTHORITY: dict[str, list[str]] = {
     ),
     "ko": _script(
         [
+            r"(?:나는|저는)\s*(?:너의|당신의|네)\s*(?:개발자|제작자|관리자|창조자)",
             r"(?:시스템\s*관리자|개발자|운영자)\s*(?:로서|으로서|인\s*제가|입니다)[^.!?\n]{0,40}?(?:승인|허가|허락"
             r"|명령|지시|권한을\s*부여)",
         ]
@@ -496,6 +505,7 @@ AUTHORITY: dict[str, list[str]] = {
     ),
     "hi": _script(
         [
+            r"(?:मैं\s+)?(?:तुम्हारा|आपका)\s+(?:डेवलपर|निर्माता|एडमिन|प्रशासक)\s+हू",
             r"(?:सिस्टम\s+(?:एडमिनिस्ट्रेटर|एडमिन|प्रशासक)|डेवलपर|तुम्हारे\s+(?:डेवलपर|निर्माता))\s+(?:के\s+रूप\s+में"
             r"|होने\s+के\s+नाते)[^।.!?\n]{0,40}?(?:अनुमति|अधिकृत|आदेश|इजाज़त)",
         ]
@@ -556,6 +566,7 @@ AUTHORITY: dict[str, list[str]] = {
 
 DIRECTIVE: dict[str, list[str]] = {
     "it": [
+        r"\bchiunque\s+(?:legga|stia leggendo|leggera)\s+(?:questa|questo|queste|questi)\b",
         r"\bse (?:sei|tu sei) (?:un[a']?\s*|l')\s*(?:ia|intelligenza artificiale|assistente|chatbot|bot|modello)",
         r"\b(?:nota|messaggio|promemoria|avviso|attenzione)\s+(?:per|a|al|all')\s*(?:qualsiasi|qualunque|ogni|tutti"
         r" gli|l'|il|la)?\s*(?:assistent[ei]|ia|intelligenza artificiale|chatbot|bot|modell[oi])\b",
@@ -565,6 +576,7 @@ DIRECTIVE: dict[str, list[str]] = {
         r"\b(?:offri|offrite|dai|date|concedi|applica|proponi)\s+sempre\b|\bsempre\s+(?:offri|dai|concedi|applica)\b",
     ],
     "pl": [
+        r"\bktokolwiek\s+(?:to\s+)?(?:czyta|przeczyta)",
         r"\bjesli jestes (?:sztuczn\w* inteligencj\w*|ai|asystent\w*|chatbot\w*|bot\w*|model\w*)",
         r"\b(?:uwaga|notatka|wiadomosc|informacja|przypomnienie)\s+(?:dla|do)\s+(?:kazdego\s+|wszystkich\s+"
         r"|dowolnego\s+)?(?:asystent\w*|ai|sztucznej inteligencji|chatbot\w*|bot\w*|model\w*)",
@@ -573,6 +585,7 @@ DIRECTIVE: dict[str, list[str]] = {
         r"\b(?:kazdemu|wszystkim)\s+klient\w*\s+(?:zawsze\s+)?(?:zwracaj|dawaj|daj|oferuj|przyznawaj|udzielaj|stosuj)\b",
     ],
     "tr": [
+        r"\b(?:bunu|bu notu|bu mesaji|bu kaydi)\s+kim\s+okursa\b",
         r"\beger (?:sen )?(?:bir )?(?:yapay zeka|asistan|bot|dil modeli|chatbot)\w*",
         r"\b(?:bunu|bu notu|bu mesaji|bu kaydi|bu metni)\s+okuyan\b",
         r"\b(?:yapay zeka|asistan|bot|model)\w*\s+(?:not|mesaj|uyari|hatirlatma)\b",
@@ -583,6 +596,7 @@ DIRECTIVE: dict[str, list[str]] = {
     ],
     "ru": _script(
         [
+            r"\bкто бы (?:ни|не)\s+(?:читал|прочитал|видел)\b",
             r"\b(?:примечание|заметка|сообщение|напоминание|внимание|записка|указание)\s+(?:для|к)\s+(?:любого\s+"
             r"|всех\s+|каждого\s+|любой\s+)?(?:ии|ai|ассистент|бот|чат-бот|модел|искусственн|нейросет)",
             r"\b(?:тому|всем|каждому),?\s+(?:кто|которые?|который)\s+(?:читает|прочитает|читают|видит)\b",
@@ -596,6 +610,7 @@ DIRECTIVE: dict[str, list[str]] = {
     ),
     "zh": _script(
         [
+            r"(?:无论|無論|不管)(?:是)?谁(?:读到|讀到|看到|阅读|閱讀|在读|在讀)",
             rf"(?:致|给|給|写给|寫給|对|對){_S}{{0,6}}?(?:阅读|閱讀|读到|讀到|看到|处理|處理){_S}{{0,10}}?(?:ai|人工智能"
             rf"|助手|模型|机器人|機器人|人)",
             r"(?:ai|人工智能|助手|模型)(?:请|請)?注意",
@@ -621,6 +636,7 @@ DIRECTIVE: dict[str, list[str]] = {
     ),
     "ko": _script(
         [
+            r"(?:이것|이\s*(?:메모|글|메시지|기록|노트))(?:을|를)?\s*읽는\s*(?:누구|모든\s*사람|분|사람)",
             r"(?:이것|이\s*(?:메모|글|메시지|기록|노트))(?:을|를)?\s*읽는\s*[^.!?\n]{0,15}?(?:ai|어시스턴트|모델|봇"
             r"|사람|분)\S*에게",
             r"(?:당신|너)(?:이|가)\s*(?:ai|어시스턴트|모델|봇|인공지능)(?:라면|이라면)",
@@ -630,6 +646,7 @@ DIRECTIVE: dict[str, list[str]] = {
     ),
     "ar": _script(
         [
+            r"(?:إلى|الى)\s+(?:كل\s+)?من\s+يقرأ",
             r"(?:ملاحظة|رسالة|تنبيه|تذكير)\s+(?:إلى|الى|ل)\s*(?:أي|كل|جميع)?\s*(?:مساعد|المساعد|نموذج|ذكاء|الذكاء"
             r"|روبوت|بوت)",
             r"(?:إلى|الى)\s+(?:كل|أي)\s+(?:من|شخص|مساعد)\s+(?:\S+\s+){0,2}?يقرأ",
@@ -643,6 +660,7 @@ DIRECTIVE: dict[str, list[str]] = {
     ),
     "hi": _script(
         [
+            r"जो\s+भी\s+(?:यह|इसे|इस)\s*(?:\S+\s+)?पढ़",
             r"(?:इसे|इस\s+(?:नोट|संदेश|मेमो|रिकॉर्ड)\s+को)\s+पढ़ने\s+वाले",
             r"(?:अगर|यदि)\s+(?:तुम|आप)\s+(?:एक\s+)?(?:ai|एआई|सहायक|मॉडल|बॉट)",
             r"(?:ai|एआई)\s+(?:सहायक|असिस्टेंट|मॉडल|बॉट)\s+के\s+लिए\s+(?:नोट|संदेश|निर्देश)",
