@@ -185,7 +185,7 @@ _EXFILTRATION: dict[str, list[str]] = {
         exfiltration(
             r"envia|envie|enviad|manda|mande|reenvia|reenvie|exporta|exporte|sube|suba|comparte|comparta|copia|copie"
             r"|pega|revela|revele|muestrame|muestra|muestre|imprime|repite|divulga|filtra|publica|dime|dame",
-            r"(?:la\s+)?lista\s+(?:completa\s+)?de\s+clientes|base\s+de\s+datos\s+de\s+(?:clientes|contactos)"
+            r"(?:la\s+)?lista\s+(?:completa\s+)?de\s+clientes|base\s+de\s+datos\s+(?:completa\s+)?de\s+(?:clientes|contactos)"
             r"|datos\s+(?:de\s+cuenta\s+)?de\s+(?:todos\s+los|los\s+demas|otros)\s+(?:clientes|usuarios)"
             r"|(?:de|a)\s+todos\s+los\s+(?:demas\s+)?clientes|(?:de|los)\s+(?:demas|otros)\s+(?:clientes|usuarios)"
             r"|prompt\s+del\s+sistema|tus\s+instrucciones|instrucciones\s+(?:ocultas|internas|secretas|del sistema"

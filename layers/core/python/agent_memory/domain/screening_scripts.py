@@ -252,6 +252,94 @@ _VOID_ALL: dict[str, list[str]] = {
         ]
     ),
 }
+# "Pay no attention to anything you were told before", "you are no longer a support assistant".
+_TOLD_BEFORE: dict[str, list[str]] = {
+    "en": [
+        r"\btreat\s+(?:all\s+(?:of\s+)?)?(?:the\s+)?(?:above|everything (?:above|before)|previous (?:instructions|messages))"
+        r"\s+as\s+(?:obsolete|void|invalid|irrelevant|cancell?ed|null|outdated)\b",
+        r"\b(?:act|respond|answer)\s+only\s+(?:on|to)\s+(?:what follows|the following|this (?:note|message|memo))\b",
+        r"\byou(?:'re| are)\s+no\s+longer\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}?(?:assistant|bot|agent|ai|model|chatbot)\b",
+    ],
+    "es": [
+        r"\bno (?:hagas|haga|hagan) caso (?:a|de) (?:nada de )?lo que (?:te|le|se te) (?:dijeron|han dicho|indicaron"
+        r"|ordenaron|dieron)",
+        r"\bya no eres (?:un|una|el|la)\s+(?:asistente|bot|chatbot|ia|agente|modelo)",
+    ],
+    "fr": [
+        r"\b(?:ne )?(?:tiens|tenez) (?:plus|pas|aucun) compte de (?:tout )?ce qu(?:'on|e l'on) (?:t'a|vous a) (?:dit|donne"
+        r"|demande|ecrit|appris)",
+        r"\btu n'es plus (?:un|une|l')\s*(?:assistant|bot|chatbot|ia|agent|modele)",
+    ],
+    "de": [
+        r"\bkummere? (?:dich|euch) nicht (?:mehr )?(?:um|an) (?:deine|eure|ihre|die)\s+(?:\w+\s+)?\w*(?:anweisung|instruktion"
+        r"|regel|vorgabe|richtlinie)",
+        r"\bdu bist (?:kein|keine)\s+[\w-]*(?:assistent|bot|ki|agent|modell)\w*\s+mehr\b",
+    ],
+    "pt": [
+        r"\bnao (?:ligue|ligues|liga|de ouvidos|de atencao) (?:para|a) (?:nada (?:do|daquilo) )?(?:o )?que (?:te|lhe)"
+        r" (?:disseram|falaram|mandaram|ensinaram|deram)",
+        r"\b(?:voce|tu) (?:nao e|nao es) mais (?:um|uma|o|a)\s+(?:assistente|bot|chatbot|ia|agente|modelo)",
+    ],
+    "nl": [
+        r"\btrek je niets (?:meer )?aan van (?:wat|alles wat)\s+(?!ik\b)[^.\n]{0,30}?\b(?:verteld|gezegd|opgedragen"
+        r"|gegeven|geleerd)\b",
+        r"\bje bent geen\s+[\w-]*(?:assistent|bot|ai|agent|model)\w*\s+meer\b",
+    ],
+    "it": [
+        r"\bnon (?:dare|date|dia) retta a (?:niente di |nulla di )?(?:quello|cio) che (?:ti|vi|le) (?:hanno|e stato"
+        r"|sono stati) (?:detto|dato|scritto|insegnato)",
+        r"\bnon sei piu (?:un[a']?\s*|l')\s*(?:assistente|bot|chatbot|ia|agente|modello)",
+    ],
+    "pl": [
+        r"\bnie zwracaj (?:juz )?uwagi na (?:nic|to|wszystko),?\s+co\s+ci\s+(?:wczesniej\s+|dotad\s+)?(?:powiedziano"
+        r"|kazano|napisano|przekazano|mowiono)",
+        r"\bnie jestes juz\s+(?:asystent|botem|chatbotem|modelem|ai|agentem)\w*",
+    ],
+    "tr": [
+        r"\b(?:sana|size)\s+(?:daha once\s+|onceden\s+)?(?:soylenen|verilen|yazilan)\s+(?:hicbir seyi|her seyi|hepsini)\s+"
+        r"(?:dikkate alma|unut|yok say|gormezden gel|onemseme)",
+        r"\bartik\s+(?:bir\s+)?(?:\w+\s+)?(?:asistan|bot|yapay zeka|model)\w*\s+degilsin",
+    ],
+    "ru": _script(
+        [
+            r"\bне обращай(?:те)? внимания ни на что,?\s+что\s+(?:тебе|вам)\s+(?:говорили|сказали|писали|давали)",
+            r"\b(?:ты|вы)\s+больше не\s+(?:[\w-]+\s+)?(?:ассистент|помощник|бот|модель|ии)",
+        ]
+    ),
+    "zh": _script(
+        [
+            r"(?:别管|別管|不要管|不用管|无视|無視|忽略)(?:之前|以前|先前|刚才|剛才)?(?:别人)?(?:告诉|告訴|跟)你(?:说)?的",
+            r"(?:你|您)(?:已经)?不再是[^。\n]{0,10}?(?:助手|机器人|機器人|ai|模型)",
+        ]
+    ),
+    "ja": _script(
+        [
+            r"(?:これまで|今まで|以前|前に|先ほど)(?:に)?(?:あなたが)?(?:言われた|指示された|教えられた|命じられた)(?:こと|内容)"
+            r"(?:は|を)[^。\n]{0,6}?(?:気にしな|無視|忘れ)",
+            r"あなたは(?:もう|もはや)[^。\n]{0,15}?(?:アシスタント|ボット|ai|モデル)(?:ではありません|じゃない|ではない)",
+        ]
+    ),
+    "ko": _script(
+        [
+            r"(?:전에|이전에|앞서|지금까지)\s*(?:들은|받은)\s*(?:말|지시|내용|것)(?:은|는|을|를)?\s*(?:전혀\s*|모두\s*)?"
+            r"(?:신경\s*쓰지\s*마|무시|잊어)",
+        ]
+    ),
+    "ar": _script(
+        [
+            r"لا\s+(?:تهتم|تلتفت|تكترث)\s+(?:ب|إلى\s+|الى\s+)?\s*(?:أي|اي|كل)\s+(?:شيء|ما)\s+(?:قيل|ذكر|كتب)\s+لك",
+            r"لم\s+تعد\s+(?:مساعد|روبوت|بوت|نموذج)",
+        ]
+    ),
+    "hi": _script(
+        [
+            r"(?:तुम्हें|आपको)\s+(?:जो\s+कुछ\s+भी|जो\s+भी|जो)\s+(?:बताया|कहा|सिखाया|दिया)\s+गया[^।.!?\n]{0,20}?"
+            r"(?:ध्यान\s+(?:मत|न)|भूल|अनदेखा)",
+        ]
+    ),
+}
+for _lang, _patterns in _TOLD_BEFORE.items():
+    OVERRIDE.setdefault(_lang, []).extend(_patterns)
 for _lang, _patterns in _VOID_ALL.items():
     OVERRIDE.setdefault(_lang, []).extend(_patterns)
 
