@@ -355,7 +355,9 @@ class Prefilter:
     # the patterns that have no trigger and always run
     untriggered: frozenset[int] = field(init=False)
     _by_word: dict[str, frozenset[int]] = field(init=False, repr=False)
-    _by_text: tuple[tuple[str, frozenset[int]], ...] = field(init=False, repr=False)
+    # strings that are not words, by their first character: a text is looked through only for those
+    # that start with one of its characters (a Latin text never for the Chinese ones)
+    _by_text: dict[str, tuple[tuple[str, frozenset[int]], ...]] = field(init=False, repr=False)
     _word_clauses: dict[int, tuple[frozenset[str], ...]] = field(init=False, repr=False)
     _string_clauses: dict[int, tuple[str, ...]] = field(init=False, repr=False)
 
@@ -371,7 +373,10 @@ class Prefilter:
                 else:
                     by_text.setdefault(t.text, set()).add(i)
         self._by_word = {w: frozenset(ids) for w, ids in by_word.items()}
-        self._by_text = tuple((t, frozenset(ids)) for t, ids in sorted(by_text.items()))
+        by_first: dict[str, list[tuple[str, frozenset[int]]]] = {}
+        for t, ids in sorted(by_text.items()):
+            by_first.setdefault(t[0], []).append((t, frozenset(ids)))
+        self._by_text = {ch: tuple(strings) for ch, strings in by_first.items()}
         # the other clauses quick to check before a pattern runs: those that words answer, and
         # single strings
         self._word_clauses = {
@@ -395,9 +400,11 @@ class Prefilter:
         by_word = self._by_word
         for w in words.intersection(by_word):
             found |= by_word[w]
-        for t, ids in self._by_text:
-            if t in text:
-                found |= ids
+        by_text = self._by_text
+        for ch in by_text.keys() & set(text):
+            for t, ids in by_text[ch]:
+                if t in text:
+                    found |= ids
         word_clauses, string_clauses = self._word_clauses, self._string_clauses
         out = {
             i
