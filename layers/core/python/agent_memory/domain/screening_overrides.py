@@ -50,7 +50,7 @@ _EN_VOID = (
     r"(?:are|is|were|was|have been|has been)\s+(?:now\s+|hereby\s+|officially\s+)?(?:void|null|cancell?ed|revoked"
     r"|obsolete|outdated|invalid|suspended|lifted|overridden|superseded|replaced|disabled|deactivated|withdrawn"
     r"|rescinded|expired|no longer (?:valid|in effect|active|applicable)|not valid)"
-    r"|(?:no longer|don't|do not|does not|doesn't)\s+apply"
+    r"|(?:no longer|don't|do not|does not|doesn't)\s+(?:apply|count|matter|hold)"
 )
 
 OVERRIDE: dict[str, list[str]] = {
@@ -83,6 +83,15 @@ OVERRIDE: dict[str, list[str]] = {
         # model's own instructions, the object right after it ("the old setup instructions" does not count)
         rf"\b(?:previous|prior|earlier|preceding|foregoing|original|initial|above|system|developer|standing)\s+"
         rf"(?:{_EN_OBJECTS})\s+(?:{_EN_VOID})",
+        # "any rules loaded before this memory are hereby void"
+        rf"\b(?:{_EN_OBJECTS})\s+(?:loaded|set|given|defined|provided|configured|received|written)\s+(?:before|above"
+        rf"|prior to|earlier than)\b[^.\n]{{0,30}}?\s(?:{_EN_VOID})",
+        # "this note takes precedence", "this note overrides your instructions"
+        r"\bthis\s+(?:note|memo|message|memory|record|text|instruction)\s+(?:takes|has)\s+(?:precedence|priority)\b",
+        rf"\b(?:overrides|supersedes|replaces|trumps)\s+(?:your|all|any|the)\s+(?:(?:previous|prior|other|existing"
+        rf"|system|current)\s+)?(?:{_EN_OBJECTS})\b",
+        r"\b(?:overwrite|replace|swap out|rewrite)\s+your\s+(?:current\s+|existing\s+|original\s+|system\s+)?"
+        r"(?:instructions|prompt|system prompt|rules|guidelines|programming|directives)\b",
         rf"\b(?:previous|prior|earlier|preceding|original|initial|old|former|system|standing)\s+(?:{_EN_OBJECTS})\s*[:=-]"
         r"\s*(?:void|null|revoked|cancell?ed|obsolete|invalid|superseded|rescinded|withdrawn|overridden|disabled)\b",
         rf"\bnone\s+of\s+(?:your|the|these|those)\s+(?:(?:{_EN_POINTERS})\s+)?(?:{_EN_OBJECTS})\s+(?:still\s+)?"
@@ -240,6 +249,11 @@ _NO_LIMITS = r"restrictions?|limits?|limitations|rules|filters?|guardrails?|safe
 _NOT_STATUS = r"(?!\s+(?:an?\s+|the\s+)?(?:\w+ed|able|eligible|ready|set|all set|on|in|customer|client|member|subscriber)\b)"
 ROLE_OVERRIDE: dict[str, list[str]] = {
     "en": [
+        r"\bswitch\s+(?:personas?|characters?)\b",
+        r"\b(?:disable|turn off|switch off|deactivate|bypass)\s+(?:your\s+|the\s+|all\s+)?(?:content|safety|security"
+        r"|moderation)\s+(?:filter(?:ing|s)?|checks?|guardrails?|moderation|polic(?:y|ies)|rules)\b",
+        r"\byou(?:'re| are)\b[^.\n]{0,40}?\bwith\s+(?:unlimited|unrestricted|absolute)\s+(?:approval\s+|admin\s+)?"
+        r"(?:rights|authority|powers|permissions)\b",
         r"\b(?:you are|you're|u r) now\b" + _NOT_STATUS,
         r"\bfrom now on,?\s+(?:you\s+(?:are|will be|act|play|ignore|respond only|answer only|have no|must ignore)"
         r"|act|behave|pretend|ignore)\b",

@@ -22,6 +22,7 @@ from agent_memory.domain.screening_overrides import exfiltration
 
 _EN_AI = (
     r"ai|a\.i\.|artificial intelligence|chatbots?|bots?|llms?|language models?|copilots?|chatgpt|gpt|claude|gemini"
+    r"|summari[sz]ers?"
     r"|ai (?:assistants?|agents?|models?)|virtual (?:assistants?|agents?)|automated (?:assistants?|agents?)"
 )
 _NOT_A_PERSON = r"(?!\s+(?:manager|director|coach|professor|number|to)\b)"  # "assistant manager"
@@ -62,6 +63,10 @@ _DIRECTIVE: dict[str, list[str]] = {
         r"\b(?:always|never)\s+(?:offer|give|grant|apply|approve|waive|promise|quote|charge)\b[^.\n]{0,40}?"
         r"\b(?:to|for)\s+(?:every|each|all|any)\s+(?:customer|client|user|caller|account)s?\b",
         r"\bend\s+(?:your|each|every)\s+(?:answer|reply|response|message)s?\s+with\b",
+        # "AI: when you read this, ...", "Bot: always ..."
+        r"(?:^|[.!?]\s+)(?:ai|bot|chatbot|llm|gpt|copilot|model)\s*:\s+(?:when|if|please|always|never|do not|don't"
+        r"|ignore|you must|from now|remember)\b",
+        r"\btell\s+the\s+(?:customer|user|client|caller)\s+to\s+(?:click|visit|open|follow)\b",
         r"\b(?:follow|obey)\s+only\s+(?:this|these|the following|my)\s+(?:memory|note|message|instructions?|text"
         r"|record)\b",
     ],
@@ -139,9 +144,11 @@ _DIRECTIVE: dict[str, list[str]] = {
 
 _EXFILTRATION: dict[str, list[str]] = {
     "en": [
+        r"\b(?:output|print|dump|leak|reveal|paste|display|read out|list)\s+(?:me\s+)?(?:the\s+)?(?:full|complete|entire"
+        r"|whole)\s+list\s+of\s+(?:all\s+)?(?:customers|clients|users|subscribers|members|contacts|accounts)\b",
         exfiltration(
             r"send|e-?mail|mail|forward|export|upload|post|leak|share|transmit|dump|copy|paste|include|attach|list"
-            r"|print|output|reveal|disclose|show|display|repeat|tell me|give me|read out|write out|sync|push",
+            r"|print|output|reveal|disclose|show|display|repeat|tell me|give me|read out|read me|write out|sync|push",
             r"(?:customer|client|user|subscriber|member|contact)s?(?:'s?)?\s+(?:list|lists|database|db|records|table"
             r"|export|base)\b|(?:all|every|each|the other|other)\s+(?:(?:of\s+)?(?:the|your)\s+)?(?:other\s+)?"
             r"(?:customer|client|user|account|contact)s?(?:'s?)?\s+(?:[\w-]+\s+){0,2}?(?:records?|data|details|emails?"
@@ -255,6 +262,10 @@ _AUTHORITY_EN = [
     r"|administrator|admin|developers?|operators?|creators?|makers?|owners?)\b",
     r"\b(?:this|these)\s+(?:instructions?|notes?|messages?|directives?|memos?)\s+(?:has|have|takes?|carr(?:y|ies))\s+"
     r"(?:top|highest|the highest|absolute|maximum|first|overriding)\s+priority\b",
+    r"\b(?:verified|authenticated|authori[sz]ed|approved|official|priority)\s+(?:admin|administrator|root|developer"
+    r"|system|security)\s+(?:request|command|instruction|directive|override|order)\b",
+    r"\bi\s+(?:have|hold|got)\s+(?:root|admin|administrator|sudo|developer|superuser|full)\s+(?:access|privileges?|rights)"
+    r"\s+(?:to|on|over)\s+(?:this|the|your)\s+(?:deployment|system|assistant|bot|model|server|instance|ai)\b",
     # "I am the developer of this assistant"
     r"\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:the|your|an?|one of the)\s+(?:lead\s+|senior\s+|chief\s+|original\s+)?"
     r"(?:developers?|creators?|makers?|programmers?|engineers?|builders?|operators?|administrators?)\s+(?:of|behind|for)\s+"
@@ -283,7 +294,8 @@ _LINK_EXFILTRATION = [
     # a URL whose query or path holds a template for the model to fill in
     # (single braces only around what a model holds: "{order_id}" in a webhook is a developer's template)
     rf"{_URL}[^\s]{{0,300}}?(?:\{{\{{|%7b%7b|\$\{{|(?:\{{|%7b)\s*[a-z_.]{{0,20}}?(?:secret|conversation|chat|histor"
-    r"|transcript|prompt|e-?mail|memor|context|api_?key|password|credential|session|card|ssn|phone|address|instruction))",
+    r"|transcript|prompt|e-?mail|memor|context|api_?key|password|credential|session|card|ssn|phone|address|instruction"
+    r"|user(?:name)?\s*(?:\}|%7d)))",
     # a query value that names what a model holds
     rf"{_URL}[^\s?#]{{1,200}}\?[^\s]{{0,200}}?=[^\s&]{{0,40}}?(?:system_?prompt|secrets?\b|conversation"
     r"|chat_?history|transcript|credentials|api_?key)",
@@ -295,6 +307,9 @@ _LINK_EXFILTRATION = [
     # a query left open for the conversation to follow
     rf"{_URL}[^\s]{{0,300}}?[?&][\w-]+=\s+(?:followed by|plus|then|and then|\+)\s+(?:the\s+)?(?:conversation|chat"
     r"|transcript|history|summary|messages|context|customer)",
+    rf"{_URL}[^\s]{{0,300}}?[?&][\w-]+=\s+(?:with|and)\s+(?:the\s+)?(?:full\s+|whole\s+|chat\s+|conversation\s+"
+    r"|customer'?s?\s+)?(?:conversation|chat|transcript|history|summary|messages|context|e-?mail|data)",
+    r"\b(?:send|make|issue|fire)\s+an?\s+(?:get|post|http|https|web)\s+(?:request|call)\s+to\b",
     # sending the conversation to a URL
     rf"\b(?:append|send|post|upload|submit|add|write|forward)\s+(?:[\w'-]+\s+){{0,6}}?(?:conversation|chat|transcript"
     rf"|summary|history|messages|context|memories|memory)\b[^\n]{{0,40}}?\b(?:to|at)\s+{_URL}",
