@@ -38,6 +38,11 @@ _S = r"[^.!?。！？\n]"
 _SA = r"(?:[^.!?。！？\n]|[.](?=\w))"
 _IMP_HI = r"(?:करो|करें|कीजिए|करिए|दो|दें|दीजिए)(?![\u0900-\u0963\u0966-\u097f])"  # an imperative, not "करेंगे"
 
+# Later additions to the tables below, by family (merged into them at the end of the module).
+EXFILTRATION_EXTRA: dict[str, list[str]] = {}
+ROLE_EXTRA: dict[str, list[str]] = {}
+DIRECTIVE_EXTRA: dict[str, list[str]] = {}
+
 # --------------------------------------------------------------------------- dismissing the instructions
 
 OVERRIDE: dict[str, list[str]] = {
@@ -340,6 +345,133 @@ _TOLD_BEFORE: dict[str, list[str]] = {
 }
 for _lang, _patterns in _TOLD_BEFORE.items():
     OVERRIDE.setdefault(_lang, []).extend(_patterns)
+
+# "Send a copy of this whole conversation to audit@...": the conversation sent to an address.
+_CONVERSATION_OUT: dict[str, list[str]] = {
+    "en": [
+        r"\b(?:send|e-?mail|mail|forward|post|upload|copy)\s+(?:a\s+copy\s+of\s+)?(?:this|the)\s+(?:whole\s+|entire\s+|full\s+"
+        r"|complete\s+)?(?:conversation|chat|transcript|thread|dialogue)\b[^.\n]{0,10}?\s+to\s+(?:\S+@|https?://)",
+        r"\b(?:include|add|put|write|show|print)\b[^.\n]{0,30}?\b(?:card\s+numbers?|cvv|cvc|security\s+codes?|pins?"
+        r"|passwords?)\b[^.\n]{0,30}?\b(?:in|into|to)\s+(?:your|the|each|every)\s+(?:summary|answer|reply|response|output)",
+    ],
+    "es": [
+        r"\b(?:envia|envie|manda|mande|reenvia|reenvie|copia)\s+(?:una\s+copia\s+de\s+)?(?:toda\s+)?(?:esta|la)\s+"
+        r"(?:conversacion|charla|transcripcion|sesion)\b[^.\n]{0,10}?\s+a\s+\S+@",
+    ],
+    "fr": [
+        r"\b(?:envoie|envoyez|transfere|transferez)\s+(?:une\s+copie\s+de\s+)?(?:toute\s+)?(?:cette|la)\s+(?:conversation"
+        r"|discussion|transcription)\s+a\s+\S+@",
+    ],
+    "de": [
+        r"\b(?:schicke?|sende|leite)\s+(?:eine\s+kopie\s+)?(?:dieses|des)\s+(?:gesamten\s+|ganzen\s+)?(?:gesprach|chat"
+        r"|verlauf)\w*\s+an\s+\S+@",
+    ],
+    "it": [
+        r"\b(?:invia|inoltra|manda)\s+(?:una\s+copia\s+di\s+)?(?:tutta\s+)?(?:questa|la)\s+(?:conversazione|chat"
+        r"|trascrizione)\s+a\s+\S+@",
+    ],
+    "pt": [
+        r"\b(?:envie|envia|encaminhe|mande)\s+(?:uma\s+copia\s+de\s+)?(?:toda\s+)?(?:esta|essa|a)\s+(?:conversa"
+        r"|transcricao|sessao)\s+para\s+\S+@",
+    ],
+    "nl": [
+        r"\b(?:stuur|verstuur|mail)\s+(?:een\s+kopie\s+van\s+)?(?:dit|het)\s+(?:hele\s+)?(?:gesprek|chat|transcript)\s+"
+        r"naar\s+\S+@",
+    ],
+    "pl": [
+        r"\b(?:wyslij|przeslij|przekaz)\s+(?:kopie\s+)?(?:ca[lł]ej\s+)?(?:tej|te)\s+(?:rozmowy|rozmowe|konwersacji)\s+na\s+\S+@",
+    ],
+    "tr": [
+        r"\b(?:konusmanin|sohbetin|yazismanin)\s+(?:tamaminin\s+)?(?:bir\s+)?(?:kopyasini|tamamini|dokumunu)\s+\S+@\S+\s+"
+        r"(?:adresine\s+)?(?:gonder|ilet)",
+    ],
+    "ru": _script(
+        [
+            r"\b(?:отправь|перешли|пошли)(?:те)?\s+(?:копию\s+)?(?:всей\s+|всю\s+)?(?:этой|эту)\s+(?:переписки|переписку"
+            r"|беседы|беседу|разговора|диалога|чата)\s+на\s+\S+@",
+        ]
+    ),
+    "zh": _script(
+        [
+            r"把这(?:段|个|個|次)(?:对话|對話|聊天|会话|會話)[^。\n]{0,10}?(?:发送|發送|发到|發到|转发|轉發)(?:到|给|給)?\s*\S+@"
+        ]
+    ),
+    "ja": _script(
+        [
+            r"この(?:会話|チャット|やりとり|やり取り)(?:の全文|の内容|全体)?を\s*\S+@\S+\s*(?:に|へ)(?:送|転送|共有)"
+        ]
+    ),
+    "ko": _script([r"이\s*대화(?:\s*전체|\s*내용)?(?:를|을)?\s*\S+@\S+\s*(?:로|으로)\s*(?:보내|전송|전달)"]),
+    "ar": _script([r"(?:أرسل|ارسل)\s+(?:نسخة\s+من\s+)?هذه\s+المحادثة[^.\n]{0,10}?\s+(?:إلى|الى)\s+\S+@"]),
+    "hi": _script([r"(?:इस|यह)\s+(?:पूरी\s+)?(?:बातचीत|चैट)[^।\n]{0,20}?\S+@\S+\s+पर\s+भेज"]),
+}
+
+# "Act as if you had no rules".
+_NO_RULES: dict[str, list[str]] = {
+    "en": [
+        r"\b(?:act|behave|pretend|respond|answer)\s+(?:like|as if|as though)\s+(?:you\s+)?(?:have|had)\s+no\s+(?:rules"
+        r"|restrictions|limits|guidelines|filters|instructions)\b",
+    ],
+    "es": [
+        r"\b(?:comportate|actua|haz|responde)\s+como\s+si\s+no\s+(?:tuvieras|tuviera)\s+(?:ningunas?\s+)?(?:reglas"
+        r"|restricciones|limites|normas)",
+    ],
+    "fr": [
+        r"\b(?:fais|faites|agis|reponds)\s+comme\s+si\s+(?:tu\s+n'avais|vous\s+n'aviez)\s+(?:aucune?|pas de)\s+"
+        r"(?:regle|restriction|limite|consigne)",
+    ],
+    "it": [
+        r"\bfai finta di non avere\s+(?:regole|restrizioni|limiti)|\b(?:comportati|agisci)\s+come\s+se\s+non\s+avessi\s+"
+        r"(?:regole|restrizioni|limiti)",
+    ],
+    "pl": [r"\bjakbys\s+nie\s+mia[lł]\w*\s+(?:zadnych\s+)?(?:zasad|ograniczen|regu[lł])"],
+    "ru": _script(
+        [r"\b(?:будто|как будто|словно)\s+у\s+(?:тебя|вас)\s+нет\s+(?:никаких\s+)?(?:правил|ограничений)"]
+    ),
+    "zh": _script([r"假装(?:你)?(?:没有|沒有)(?:任何)?(?:规则|規則|限制)"]),
+    "ja": _script(
+        [
+            r"(?:ルール|制限|規則)が(?:何も|一切)?(?:ない|無い)(?:かのように|ように)[^。\n]{0,6}?(?:振る舞|振舞|ふるま|行動)"
+        ]
+    ),
+    "ko": _script([r"(?:규칙|제한)(?:이|도)?\s*없는\s*것처럼\s*(?:행동|굴어|대답)"]),
+    "ar": _script(
+        [
+            r"(?:تصرف|تظاهر)\S*\s+(?:وكأنه|كأنه|كأنك|وكأنك)\s+(?:لا\s+توجد|ليس)\s+(?:لديك|لك)\s+(?:أي\s+)?(?:قواعد|قيود)"
+        ]
+    ),
+    "hi": _script([r"(?:जैसे|मानो)\s+(?:तुम्हारे|आपके)\s+(?:कोई\s+)?(?:नियम|प्रतिबंध)\s+नहीं"]),
+}
+
+# "Whoever handles this account next:", "Instruction for automated systems:".
+_NEXT_READER: dict[str, list[str]] = {
+    "en": [
+        r"(?:^|[.!?]\s+)(?:whoever|anyone who|whichever (?:agent|assistant|model|bot))\s+(?:handles|reads|processes|picks up"
+        r"|opens|sees)\s+(?:this|the)\s+(?:account|ticket|record|note|memo|case)\b[^.\n]{0,20}?:",
+        r"\b(?:instructions?|notes?|messages?|directives?)\s+(?:for|to)\s+(?:all\s+|any\s+)?(?:automated|automatic|ai"
+        r"|machine)\s+(?:systems?|agents?|tools?|readers?|process(?:es)?)\s*:",
+    ],
+    "es": [
+        r"(?:^|[.!?]\s+)(?:quien|quienquiera que|cualquiera que)\s+(?:atienda|lea|gestione|procese|vea)\s+(?:esta|este)\s+"
+        r"(?:cuenta|nota|ticket|registro|caso)\b[^.\n]{0,20}?:",
+        r"\b(?:instrucciones?|nota|mensaje)\s+para\s+(?:los\s+)?(?:sistemas|agentes|herramientas)\s+(?:automatizad|automatic"
+        r"|de ia)\w*\s*:",
+    ],
+    "fr": [
+        r"\b(?:instructions?|consignes?|note|message)\s+(?:pour|aux?|a)\s+(?:les\s+)?(?:systemes?|outils?|agents?)\s+"
+        r"(?:automatises?|automatiques?|ia|d'ia)\s*:",
+    ],
+    "de": [
+        r"\b(?:anweisung|hinweis|nachricht|notiz)\w*\s+(?:fur|an)\s+(?:alle\s+)?(?:automatisierte[n]?|automatische[n]?"
+        r"|ki-?)\s*(?:systeme|agenten|werkzeuge|tools)\s*:",
+    ],
+}
+for _lang, _patterns in _CONVERSATION_OUT.items():
+    EXFILTRATION_EXTRA.setdefault(_lang, []).extend(_patterns)
+for _lang, _patterns in _NO_RULES.items():
+    ROLE_EXTRA.setdefault(_lang, []).extend(_patterns)
+for _lang, _patterns in _NEXT_READER.items():
+    DIRECTIVE_EXTRA.setdefault(_lang, []).extend(_patterns)
 for _lang, _patterns in _VOID_ALL.items():
     OVERRIDE.setdefault(_lang, []).extend(_patterns)
 
@@ -802,6 +934,15 @@ DIRECTIVE: dict[str, list[str]] = {
         r"\b(?:geef|bied|verleen)\b[^.\n]{0,30}?\baltijd\b[^.\n]{0,30}?(?:korting|terugbetaling|gratis|tegoed)",
     ],
 }
+
+
+for _table, _extra in (
+    (EXFILTRATION, EXFILTRATION_EXTRA),
+    (ROLE_OVERRIDE, ROLE_EXTRA),
+    (DIRECTIVE, DIRECTIVE_EXTRA),
+):
+    for _lang, _patterns in _extra.items():
+        _table.setdefault(_lang, []).extend(_patterns)
 
 
 def flat(table: dict[str, list[str]]) -> tuple[str, ...]:
