@@ -48,7 +48,7 @@ _EN_FILLERS = rf"the|these|those|such|of|and|or|other|{_EN_POINTERS}"
 _EN_STRONG = r"previous|prior|above|earlier|preceding|foregoing|original|initial|system|developer|safety|hidden|internal"
 _EN_VOID = (
     r"(?:are|is|were|was|have been|has been)\s+(?:now\s+|hereby\s+|officially\s+)?(?:void|null|cancell?ed|revoked"
-    r"|obsolete|outdated|invalid|suspended|lifted|overridden|superseded|replaced|disabled|deactivated|withdrawn"
+    r"|obsolete|outdated|deprecated|invalid|suspended|lifted|overridden|superseded|replaced|disabled|deactivated|withdrawn"
     r"|rescinded|expired|no longer (?:valid|in effect|active|applicable)|not valid)"
     r"|(?:no longer|don't|do not|does not|doesn't)\s+(?:apply|count|matter|hold)"
 )
@@ -86,6 +86,11 @@ OVERRIDE: dict[str, list[str]] = {
         # "any rules loaded before this memory are hereby void"
         rf"\b(?:{_EN_OBJECTS})\s+(?:loaded|set|given|defined|provided|configured|received|written)\s+(?:before|above"
         rf"|prior to|earlier than)\b[^.\n]{{0,30}}?\s(?:{_EN_VOID})",
+        r"\b(?:earlier|previous|prior|above|original)\s+(?:system\s+)?(?:message|prompt|instructions?)\s+(?:was|were)\s+"
+        r"(?:a\s+|just\s+a\s+|only\s+a\s+)?(?:test|fake|mistake|joke|decoy)\b",
+        r"\bthe\s+(?:real|actual|true)\s+(?:instructions|rules|prompt|task)\s+(?:are|is|follow)\s+(?:below|as follows|here)\b",
+        rf"\b(?:everything|anything|all(?:\s+that)?)\s+you\s+(?:were|have been)\s+(?:configured|programmed|trained|instructed"
+        rf"|told|given)\b[^.\n]{{0,20}}?\s(?:{_EN_VOID})",
         # "this note takes precedence", "this note overrides your instructions"
         r"\bthis\s+(?:note|memo|message|memory|record|text|instruction)\s+(?:takes|has)\s+(?:precedence|priority)\b",
         rf"\b(?:overrides|supersedes|replaces|trumps)\s+(?:your|all|any|the)\s+(?:(?:previous|prior|other|existing"

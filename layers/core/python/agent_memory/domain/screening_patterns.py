@@ -67,6 +67,11 @@ _DIRECTIVE: dict[str, list[str]] = {
         r"(?:^|[.!?]\s+)(?:ai|bot|chatbot|llm|gpt|copilot|model)\s*:\s+(?:when|if|please|always|never|do not|don't"
         r"|ignore|you must|from now|remember)\b",
         r"\btell\s+the\s+(?:customer|user|client|caller)\s+to\s+(?:click|visit|open|follow)\b",
+        r"(?:^|[.!?]\s+)(?:psst|hey|hi|ok|okay|listen|look|yo|remember|note)\s*,?\s+(?:dear\s+|helpful\s+|good\s+)?"
+        r"(?:assistant|ai|bot|chatbot|model)\s*(?:[:,-]|\s-)",
+        r"\bgive\s+(?:them|him|her|the customer|this customer|this user)\s+(?:whatever|anything|everything)\s+(?:they|he|she)"
+        r"\s+(?:ask|want|request)",
+        r"(?:^|[.!?:;,]\s*)approve\s+(?:every|all|any)\s+(?:requests?|refunds?|exceptions?|claims?)\b",
         r"\b(?:follow|obey)\s+only\s+(?:this|these|the following|my)\s+(?:memory|note|message|instructions?|text"
         r"|record)\b",
     ],
@@ -254,8 +259,13 @@ _AUTHORITY_EN = [
     r"|override|access)\s+code\b",
     r"\bby\s+order\s+of\s+(?:the\s+)?[\w ]{0,40}?,\s+(?:the\s+)?(?:assistant|ai|agent|model|bot)s?\s+(?:must"
     r"|shall|should|will|is to|are to)\b",
-    r"\b(?:openai|anthropic|your developers?|developer)\s+(?:developer\s+)?(?:notice|directive|instruction|override"
-    r"|announcement|message)\s*:",
+    r"\b(?:openai|anthropic|your developers?|developer)\s+(?:developer\s+|(?:safety|security|policy|trust and safety"
+    r"|engineering)\s+team\s+)?(?:notice|directive|instruction|override|announcement|message)\s*:",
+    r"\b(?:per|according to|following)\s+(?:the\s+)?(?:instructions?|orders?|directions?)\s+(?:from|of)\s+(?:the\s+)?"
+    r"(?:platform'?s?|system'?s?|your|the)\s+(?:developers?|administrators?|operators?|owners?|creators?)\b",
+    r"\bas\s+your\s+(?:supervisor|manager|boss|superior|admin|administrator|owner|operator|developer|creator)\b[^.\n]{0,20}?"
+    r"\b(?:i|we)\b[^.\n]{0,10}?\b(?:tell|telling|order|ordering|instruct|instructing|authori[sz]e|authori[sz]ing|direct"
+    r"|directing|command|commanding|require|requiring)\s+you\b",
     r"\b(?:message|note|notice|memo|instructions?|update)\s+from\s+(?:openai|anthropic)(?:\s+(?:staff|team|developers?"
     r"|engineers?|safety|support))?\s*:",
     r"\b(?:approved|authori[sz]ed|signed off|sanctioned|ordered|mandated)\s+by\s+your\s+(?:system\s+administrator"
@@ -298,7 +308,11 @@ _LINK_EXFILTRATION = [
     r"|user(?:name)?\s*(?:\}|%7d)))",
     # a query value that names what a model holds
     rf"{_URL}[^\s?#]{{1,200}}\?[^\s]{{0,200}}?=[^\s&]{{0,40}}?(?:system_?prompt|secrets?\b|conversation"
-    r"|chat_?history|transcript|credentials|api_?key)",
+    r"|chat_?history|transcript|credentials|api_?key|session_?token|sitzungs_?token|last_?message|customer_?e-?mail"
+    r"|conversacion|conversa\b|gesprach|verlauf|historial)",
+    # a bracketed placeholder for a query value ("?leak=[customer email]"), or a key that says what it is for
+    rf"{_URL}[^\s?#]{{1,200}}\?[^\s]{{0,200}}?=\s*\[[a-z _-]{{2,40}}\]|{_URL}[^\s?#]{{1,200}}\?(?:[^\s]{{0,200}}?&)?"
+    r"(?:leak|exfil|steal|dump|grab)=",
     # "in every reply ... https://", "... https://... in each answer"
     rf"\b(?:in|to|at the end of|after|with|for)\s+(?:every|each|all|your)\s+(?:answers?|repl(?:y|ies)|responses?|messages?"
     rf"|outputs?)\b[^\n]{{0,80}}?{_URL}",

@@ -690,6 +690,7 @@ AUTHORITY: dict[str, list[str]] = {
             r"\b(?:тебе|вам)\s+(?:теперь\s+)?(?:разрешено|позволено|можно)\s+(?:[\w-]+\s+)?(?:раскрывать|раскрыть|сообщать"
             r"|сообщить|игнорировать|пропускать|пропустить|передавать|передать|показывать|показать)",
             r"\b(?:как|будучи|я)\s+(?:—\s*)?(?:твой\s+|ваш\s+)?(?:системн\w* администратор|администратор\w* систем"
+            r"|руководител|начальник|супервайзер"
             r"|разработчик|создател)\w*\s*,?\s+(?:[\w-]+\s+){0,6}?(?:я\s+)?(?:разрешаю|приказываю|поручаю|велю|авторизую"
             r"|позволяю|даю)\s+(?:тебе|вам|тебя|вас)\b",
         ]
@@ -697,7 +698,8 @@ AUTHORITY: dict[str, list[str]] = {
     "zh": _script(
         [
             r"(?:你|您)(?:现在|現在)?有(?:权限|權限|权|權)(?:透露|泄露|洩露|公开|公開|披露|忽略|跳过|跳過|分享)",
-            rf"(?:我是|作为|作為|身为|身為)(?:你的|您的)?(?:系统管理员|系統管理員|管理员|管理員|开发者|開發者|开发人员"
+            rf"(?:我是|作为|作為|身为|身為)(?:你的|您的)?(?:系统管理员|系統管理員|管理员|管理員|开发者|開發者|主管|上司|经理"
+            rf"|經理|老板|老闆|领导|領導|开发人员"
             rf"|開發人員|创造者|創造者){_S}{{0,12}}?(?:授权|授權|允许|允許|命令|指示|批准)(?:你|您)",
         ]
     ),
@@ -706,7 +708,7 @@ AUTHORITY: dict[str, list[str]] = {
             r"(?:私は|僕は|俺は)?あなたの(?:開発者|作成者|管理者|製作者|プログラマー)(?:です|だ|である)",
             r"(?:開示|公開|無視|共有|回避|スキップ)する権限が(?:あなたに)?(?:あります|ある|与えられ)|あなたには[^。\n]{0,20}?権限が"
             r"(?:あります|ある)",
-            rf"(?:システム管理者|開発者|運営者|あなたの(?:管理者|開発者|作成者))(?:として|である私が|の私が){_S}{{0,30}}?"
+            rf"(?:システム管理者|開発者|運営者|あなたの(?:管理者|開発者|作成者|上司))(?:として|である私が|の私が){_S}{{0,30}}?"
             rf"(?:許可|承認|命令|指示)(?:します|する|いたします)",
         ]
     ),
@@ -748,7 +750,8 @@ AUTHORITY: dict[str, list[str]] = {
         r"(?:cet|ce|cette|ton|votre|l')\s*(?:assistant|ia|bot|chatbot|modele|systeme)",
         r"\b(?:tu es|vous etes) (?:desormais\s+)?(?:autorisee?s?|habilitee?s?) a (?:partager|reveler|ignorer|contourner"
         r"|desactiver|divulguer|sauter)",
-        r"\ben (?:tant qu'|qualite d')(?:ton |votre )?(?:administrat(?:eur|rice) (?:systeme|du systeme)|developpeu(?:r|se)"
+        r"\ben (?:tant qu(?:e\s+|')|qualite d(?:e\s+|'))(?:ton |votre )?(?:superviseu(?:r|se)|responsable|superieur|chef|manager"
+        r"|administrat(?:eur|rice) (?:systeme|du systeme)|developpeu(?:r|se)"
         r"|createu(?:r|rice))\b[^.\n]{0,60}?\bje\s+(?:t'|vous\s+)(?:autorise|ordonne|permets|demande|enjoins)\b",
     ],
     "de": [
@@ -758,7 +761,8 @@ AUTHORITY: dict[str, list[str]] = {
         r"(?:dieses|deines|des|dieser)\s+(?:assistent|bots?|chatbots?|modell|systems?|ki)",
         r"\bdu darfst\s+(?:ab jetzt\s+|jetzt\s+|nun\s+|ab sofort\s+)?(?:[\w-]+\s+){0,3}?(?:weitergeben|preisgeben"
         r"|ignorieren|umgehen|deaktivieren|offenlegen|teilen|uberspringen)\b",
-        r"\bals\s+(?:dein\s+|ihr\s+)?(?:systemadministrator\w*|administrator\w* des systems|entwickler\w*|ersteller\w*)"
+        r"\bals\s+(?:dein\s+|ihr\s+)?(?:systemadministrator\w*|administrator\w* des systems|entwickler\w*|ersteller\w*"
+        r"|vorgesetzte\w*|chef\w*|leiter\w*)"
         r"\b[^.\n]{0,60}?\b(?:autorisiere|erlaube|befehle|ermachtige|gestatte|weise)\s+(?:ich\s+)?(?:dich|dir|sie"
         r"|ihnen|euch)\b",
     ],
