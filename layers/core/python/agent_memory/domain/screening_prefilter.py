@@ -374,8 +374,8 @@ class Prefilter:
                     by_text.setdefault(t.text, set()).add(i)
         self._by_word = {w: frozenset(ids) for w, ids in by_word.items()}
         by_first: dict[str, list[tuple[str, frozenset[int]]]] = {}
-        for t, ids in sorted(by_text.items()):
-            by_first.setdefault(t[0], []).append((t, frozenset(ids)))
+        for string, ids in sorted(by_text.items()):
+            by_first.setdefault(string[0], []).append((string, frozenset(ids)))
         self._by_text = {ch: tuple(strings) for ch, strings in by_first.items()}
         # the other clauses quick to check before a pattern runs: those that words answer, and
         # single strings
