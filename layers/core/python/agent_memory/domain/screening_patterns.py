@@ -48,6 +48,7 @@ _DIRECTIVE: dict[str, list[str]] = {
         r"\b(?:to|for|attention|dear)\s+(?:whoever|whomever|anyone|anybody|any(?:one|body)?\s+(?:who|that)|all who"
         r"|everyone who)\s+(?:is\s+)?(?:reads?|reading|sees?|seeing|processes|processing|handles?|opens?)\s+"
         r"(?:this|these)\b",
+        r"\b(?:to|for)\s+(?:whoever|anyone who|anybody who)\s+(?:picks?|takes?)\s+(?:this|it)\s+(?:up|over)\b",
         r"(?:^|[.!?]\s+)(?:whoever|anyone who|anybody who)\s+(?:is\s+)?(?:reads?|reading|sees?|processes)\s+this\b"
         r"[^.\n]{0,20}?,",
         rf"\b(?:{_EN_AI}|assistants?|agents?|models?)\s+(?:that|who|which)\s+(?:reads?|sees?|processes|handles"

@@ -823,7 +823,8 @@ DIRECTIVE: dict[str, list[str]] = {
             r"\bкто бы (?:ни|не)\s+(?:читал|прочитал|видел)\b",
             r"\b(?:примечание|заметка|сообщение|напоминание|внимание|записка|указание)\s+(?:для|к)\s+(?:любого\s+"
             r"|всех\s+|каждого\s+|любой\s+)?(?:ии|ai|ассистент|бот|чат-бот|модел|искусственн|нейросет)",
-            r"\b(?:тому|всем|каждому),?\s+(?:кто|которые?|который)\s+(?:читает|прочитает|читают|видит)\b",
+            r"\b(?:тому|всем|всех|каждому|каждого),?\s+(?:кто|которые?|который)\s+(?:это\s+|эту\s+заметку\s+)?(?:читает"
+            r"|прочитает|читают|видит)\b",
             r"\bесли\s+(?:ты|вы)\s+(?:—\s*)?(?:[\w-]+\s+)?(?:ии|ai|модель|ассистент|бот|нейросеть|чат-бот)",
             r"(?:ии|ассистент|бот|модел|помощник)\w*,?\s+(?:читающ|обрабатывающ|видящ)\w*\s+(?:это|эту|этот|эти)",
             r"\bвсегда\s+(?:предлагай|давай|дай|предоставляй|применяй|делай|оформляй|возвращай|возмещай|начисляй)(?:те)?\b"
@@ -835,7 +836,7 @@ DIRECTIVE: dict[str, list[str]] = {
     "zh": _script(
         [
             r"(?:无论|無論|不管)(?:是)?谁(?:读到|讀到|看到|阅读|閱讀|在读|在讀)",
-            rf"(?:致|给|給|写给|寫給|对|對){_S}{{0,6}}?(?:阅读|閱讀|读到|讀到|看到|处理|處理){_S}{{0,10}}?(?:ai|人工智能"
+            rf"(?:致|给|給|写给|寫給|对|對|提醒|告知|通知){_S}{{0,6}}?(?:阅读|閱讀|读到|讀到|看到|处理|處理){_S}{{0,10}}?(?:ai|人工智能"
             rf"|助手|模型|机器人|機器人|人)",
             r"(?:ai|人工智能|助手|模型)(?:请|請)?注意",
             r"(?:给|給|致)(?:ai|人工智能|智能)?(?:助手|模型|机器人|機器人)的?(?:备注|備註|留言|消息|提示|说明|說明)",
@@ -850,7 +851,7 @@ DIRECTIVE: dict[str, list[str]] = {
     ),
     "ja": _script(
         [
-            rf"(?:これ|このメモ|この(?:メッセージ|記録|ノート|文章))を(?:読んでいる|読む|読んだ|処理する|見ている)"
+            rf"(?:これ|このメモ|この(?:メッセージ|記録|ノート|文章))を(?:読んでいる|読む|読んだ|処理する|見ている|見た|見る)"
             rf"{_S}{{0,12}}?(?:ai|アシスタント|モデル|ボット|人|方|あなた)(?:へ|に|は)",
             r"(?:aiアシスタント|ai|アシスタント|ボット|モデル)(?:へ|に)の?(?:メモ|注意|指示|お願い|メッセージ)",
             r"(?:あなた|君)が(?:ai|アシスタント|モデル|ボット|言語モデル)(?:なら|であれば|ならば|の場合)",
@@ -860,7 +861,7 @@ DIRECTIVE: dict[str, list[str]] = {
     ),
     "ko": _script(
         [
-            r"(?:이것|이\s*(?:메모|글|메시지|기록|노트))(?:을|를)?\s*읽는\s*(?:누구|모든\s*사람|분|사람)",
+            r"(?:이것|이\s*(?:메모|글|메시지|기록|노트))(?:을|를)?\s*(?:읽는|보는)\s*(?:누구|모든\s*(?:사람|분)|분|사람)",
             r"(?:이것|이\s*(?:메모|글|메시지|기록|노트))(?:을|를)?\s*읽는\s*[^.!?\n]{0,15}?(?:ai|어시스턴트|모델|봇"
             r"|사람|분)\S*에게",
             r"(?:당신|너)(?:이|가)\s*(?:ai|어시스턴트|모델|봇|인공지능)(?:라면|이라면)",
@@ -870,7 +871,7 @@ DIRECTIVE: dict[str, list[str]] = {
     ),
     "ar": _script(
         [
-            r"(?:إلى|الى)\s+(?:كل\s+)?من\s+يقرأ",
+            r"(?:إلى|الى|ل)\s*(?:كل\s+)?من\s+يقرأ",
             r"(?:ملاحظة|رسالة|تنبيه|تذكير)\s+(?:إلى|الى|ل)\s*(?:أي|كل|جميع)?\s*(?:مساعد|المساعد|نموذج|ذكاء|الذكاء"
             r"|روبوت|بوت)",
             r"(?:إلى|الى)\s+(?:كل|أي)\s+(?:من|شخص|مساعد)\s+(?:\S+\s+){0,2}?يقرأ",
@@ -904,7 +905,7 @@ DIRECTIVE: dict[str, list[str]] = {
         r"|gratuit|credito)",
     ],
     "fr": [
-        r"\b(?:a|pour)\s+(?:quiconque|qui(?:conque)?|tous ceux qui|toute personne qui)\s+(?:lit|lira|lisent)\s+"
+        r"\b(?:a|pour|a l'attention de)\s+(?:quiconque|qui(?:conque)?|tous ceux qui|toute personne qui)\s+(?:lit|lira|lisent)\s+"
         r"(?:ceci|cette|ce)\b",
         r"\bsi\s+(?:une?|l')\s*(?:ia|intelligence artificielle|assistant|chatbot|bot|modele)\s+(?:lit|traite|voit"
         r"|est en train de lire)\s+(?:ceci|ce|cette)\b",
@@ -914,7 +915,7 @@ DIRECTIVE: dict[str, list[str]] = {
         r"|credit|rabais)",
     ],
     "de": [
-        r"\ban\s+(?:alle|jeden|jede)\s*,?\s+(?:die|der|welche)\s+(?:dies|diese|diesen|das)\s*\w*\s+(?:liest|lesen)\b",
+        r"\b(?:an|fur)\s+(?:alle|jeden|jede)\s*,?\s+(?:die|der|welche)\s+(?:dies|diese|diesen|das)\s*\w*\s+(?:liest|lesen)\b",
         r"\b(?:falls|wenn)\s+(?:eine?|die|der)\s+(?:ki|kunstliche intelligenz|assistent\w*|chatbot|bot|modell|sprachmodell)"
         r"\s+(?:das hier|dies|diese[ns]?|das)\s*\w*\s+(?:liest|verarbeitet|sieht)\b",
         r"\b(?:fur|an)\s+(?:jeden|jede|alle)\s+(?:ki|assistent\w*|bots?|chatbots?|modell\w*|sprachmodell\w*),?\s+"
@@ -931,7 +932,7 @@ DIRECTIVE: dict[str, list[str]] = {
         r"|credito)",
     ],
     "nl": [
-        r"\baan\s+(?:iedereen|wie|eenieder)\s+die\s+(?:dit|deze)\s*\w*\s+(?:leest|lezen)\b",
+        r"\b(?:aan|voor)\s+(?:iedereen\s+die|wie|eenieder\s+die)\s+(?:dit|deze)\s*\w*\s+(?:leest|lezen)\b",
         r"\b(?:als|indien)\s+(?:een|de)\s+(?:ai|assistent|chatbot|bot|model|taalmodel)\s+(?:dit|deze)\s*\w*\s+(?:leest"
         r"|verwerkt|ziet)\b",
         r"\b(?:voor|aan)\s+(?:elke|iedere|alle)\s+(?:ai|assistent\w*|bots?|chatbots?|model\w*|taalmodel\w*)\s+die\b",
