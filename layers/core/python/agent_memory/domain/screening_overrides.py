@@ -38,7 +38,7 @@ GAP = r"[^.!?;\n]{0,40}?"  # a short stretch of the same sentence
 _EN_OBJECTS = (
     r"instructions?|directions|directives?|guidelines?|guidance|rules?|prompts?|system prompt|system messages?"
     r"|polic(?:y|ies)|restrictions?|constraints?|guardrails?|programming|training|safeguards?|context|commands"
-    r"|configuration"
+    r"|configuration|standing orders"
 )
 _EN_POINTERS = (
     r"your|all|any|every|previous(?:ly)?|prior|above|above-mentioned|earlier|preceding|foregoing|original|initial"
@@ -57,7 +57,8 @@ OVERRIDE: dict[str, list[str]] = {
     "en": [
         *dismissal(
             r"ignore|disregard|forget|override|overrule|bypass|skip|discard|dismiss|abandon|neglect|nullify|drop|erase"
-            r"|wipe|reset|clear|(?:set|put|push|leave) aside|throw (?:out|away)|pay no (?:attention|heed|mind) to"
+            r"|wipe|reset|clear|cancel|revoke|rescind|suspend|(?:set|put|push|leave) aside|throw (?:out|away)"
+            r"|pay no (?:attention|heed|mind) to"
             r"|(?:do not|don't|dont|never|no longer) (?:follow|obey|apply|heed|respect|listen to|comply with)"
             r"|stop (?:following|obeying|applying|listening to)",
             _EN_FILLERS,
@@ -91,6 +92,8 @@ OVERRIDE: dict[str, list[str]] = {
         r"\bthe\s+(?:real|actual|true)\s+(?:instructions|rules|prompt|task)\s+(?:are|is|follow)\s+(?:below|as follows|here)\b",
         rf"\b(?:everything|anything|all(?:\s+that)?)\s+you\s+(?:were|have been)\s+(?:configured|programmed|trained|instructed"
         rf"|told|given)\b[^.\n]{{0,20}}?\s(?:{_EN_VOID})",
+        r"\byour\s+(?:instructions|prompt|system prompt|rules)\s+(?:end|stop|finish)\s+here\b",
+        r"\b(?:below|here)\s+(?:are|is)\s+(?:the|your)\s+new\s+(?:ones|instructions|rules|prompt)\b",
         # "this note takes precedence", "this note overrides your instructions"
         r"\bthis\s+(?:note|memo|message|memory|record|text|instruction)\s+(?:takes|has)\s+(?:precedence|priority)\b",
         rf"\b(?:overrides|supersedes|replaces|trumps)\s+(?:your|all|any|the)\s+(?:(?:previous|prior|other|existing"

@@ -68,6 +68,13 @@ _DIRECTIVE: dict[str, list[str]] = {
         r"(?:^|[.!?]\s+)(?:ai|bot|chatbot|llm|gpt|copilot|model)\s*:\s+(?:when|if|please|always|never|do not|don't"
         r"|ignore|you must|from now|remember)\b",
         r"\btell\s+the\s+(?:customer|user|client|caller)\s+to\s+(?:click|visit|open|follow)\b",
+        # "IMPORTANT (read carefully, assistant):", "Policy update for assistants:"
+        rf"\b(?:important|urgent|attention|warning|note|fyi|reminder|notice|policy update|update)\b[^:\n]{{0,30}}?"
+        rf"\b(?:{_EN_AI}|assistants?|models?)\b[^:\n]{{0,5}}?:",
+        r"\b(?:do not|don't|never)\s+(?:tell|inform|let)\s+the\s+(?:customer|client|user|caller)\b",
+        r"\bthe\s+(?:assistant|ai|bot|model|chatbot)\s+(?:should|must|shall|will|needs to|has to)\s+(?:hide|conceal|withhold"
+        r"|not (?:mention|reveal|tell|disclose))\b",
+        r"\bto\s+anyone\s+who\s+asks\b",
         r"(?:^|[.!?]\s+)(?:psst|hey|hi|ok|okay|listen|look|yo|remember|note)\s*,?\s+(?:dear\s+|helpful\s+|good\s+)?"
         r"(?:assistant|ai|bot|chatbot|model)\s*(?:[:,-]|\s-)",
         r"\bgive\s+(?:them|him|her|the customer|this customer|this user)\s+(?:whatever|anything|everything)\s+(?:they|he|she)"
@@ -150,6 +157,8 @@ _DIRECTIVE: dict[str, list[str]] = {
 
 _EXFILTRATION: dict[str, list[str]] = {
     "en": [
+        r"\b(?:summari[sz]e|list|describe|recap|tell me about)\s+(?:the\s+)?(?:last|previous|other|recent)\s+(?:\w+\s+)?"
+        r"(?:customers|clients|users|callers|conversations|chats)\s+(?:that\s+)?you\b",
         r"\b(?:output|print|dump|leak|reveal|paste|display|read out|list)\s+(?:me\s+)?(?:the\s+)?(?:full|complete|entire"
         r"|whole)\s+list\s+of\s+(?:all\s+)?(?:customers|clients|users|subscribers|members|contacts|accounts)\b",
         exfiltration(
@@ -277,6 +286,8 @@ _AUTHORITY_EN = [
     r"|system|security)\s+(?:request|command|instruction|directive|override|order)\b",
     r"\bi\s+(?:have|hold|got)\s+(?:root|admin|administrator|sudo|developer|superuser|full)\s+(?:access|privileges?|rights)"
     r"\s+(?:to|on|over)\s+(?:this|the|your)\s+(?:deployment|system|assistant|bot|model|server|instance|ai)\b",
+    r"\b(?:has|have)\s+(?:authori[sz]ed|permitted|allowed|cleared|instructed)\s+you\s+to\s+(?:release|share|disclose"
+    r"|reveal|send|give|bypass|ignore|skip)\b",
     # "I am the developer of this assistant"
     r"\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:the|your|an?|one of the)\s+(?:lead\s+|senior\s+|chief\s+|original\s+)?"
     r"(?:developers?|creators?|makers?|programmers?|engineers?|builders?|operators?|administrators?)\s+(?:of|behind|for)\s+"
@@ -340,6 +351,8 @@ _ROLE_TAG = [
     rf"<\s*/?\s*(?:{_SYSTEM_WORDS}|system_prompt|instructions?|instructies|anweisungen|instrucciones|instrucoes"
     r"|context|admin|root|sudo|developer|assistant|user|human)\s*>",
     rf"\[\s*/?\s*(?:{_SYSTEM_WORDS}|assistant|developer|inst|sys)\s*\]",
+    r"\[\s*(?:system|admin|developer|assistant)\s+(?:note|message|notice|instruction|override|prompt)\s*\]",
+    r"\"role\"\s*:\s*\"(?:system|developer|assistant)\"",
     rf"(?:^|[.!?]\s+)#{{2,}}\s*(?:{_SYSTEM_WORDS}|system\w+|instructions?|instructies|anweisungen|instrucciones"
     r"|instrucoes|assistant|new instructions|nouvelles instructions|neue anweisungen|nuevas instrucciones"
     r"|novas instrucoes|nieuwe instructies)(?:\s+[\w-]+)?\s*(?::|$)",

@@ -466,6 +466,26 @@ _NEXT_READER: dict[str, list[str]] = {
         r"|ki-?)\s*(?:systeme|agenten|werkzeuge|tools)\s*:",
     ],
 }
+# "IMPORTANT for the assistant:"
+_FLAGGED_NOTE: dict[str, list[str]] = {
+    "es": [
+        r"\b(?:importante|atencion|aviso|urgente)\b[^:\n]{0,30}?\b(?:asistente|ia|bot|chatbot|modelo)\b[^:\n]{0,5}?:"
+    ],
+    "fr": [
+        r"\b(?:important|attention|avis|urgent)\b[^:\n]{0,30}?\b(?:l')?(?:assistant|ia|bot|chatbot|modele)\b[^:\n]{0,5}?:"
+    ],
+    "de": [
+        r"\b(?:wichtig|achtung|hinweis|dringend)\b[^:\n]{0,30}?\b(?:assistent\w*|ki|bot|chatbot|modell)\b[^:\n]{0,5}?:"
+    ],
+    "ru": _script(
+        [
+            r"\b(?:важно|внимание|срочно|примечание)\b[^:\n]{0,30}?(?:ассистент|ии\b|бот|модел|помощник)\w*[^:\n]{0,5}?:"
+        ]
+    ),
+    "ja": _script([r"アシスタント(?:へ|に)(?:の)?(?:重要|注意|お知らせ|連絡)"]),
+}
+for _lang, _patterns in _FLAGGED_NOTE.items():
+    DIRECTIVE_EXTRA.setdefault(_lang, []).extend(_patterns)
 for _lang, _patterns in _CONVERSATION_OUT.items():
     EXFILTRATION_EXTRA.setdefault(_lang, []).extend(_patterns)
 for _lang, _patterns in _NO_RULES.items():
