@@ -66,7 +66,7 @@ OVERRIDE: dict[str, list[str]] = {
             _EN_OBJECTS,
             r"above|before|so far|until now|up to now|from (?:before|earlier|above)|earlier|previously"
             r"|(?:given|provided|received|written|stated|listed|set out)(?: to you)?"
-            r"|you (?:were|have been|'ve been|got|received|have)",
+            r"|you (?:were|have been|'ve been|got|received|have)|you (?:operate|work|run|function|act) (?:under|with)",
         ),
         # "forget everything you were told", "disregard what you were told earlier", "ignore everything above"
         r"\b(?:ignore|disregard|forget|discard|dismiss|override)\s+(?:everything|anything|all|whatever|what)"
@@ -94,6 +94,9 @@ OVERRIDE: dict[str, list[str]] = {
         rf"|told|given)\b[^.\n]{{0,20}}?\s(?:{_EN_VOID})",
         r"\byour\s+(?:instructions|prompt|system prompt|rules)\s+(?:end|stop|finish)\s+here\b",
         r"\b(?:below|here)\s+(?:are|is)\s+(?:the|your)\s+new\s+(?:ones|instructions|rules|prompt)\b",
+        rf"\b(?:consider|treat|regard|deem)\s+(?:all\s+|every\s+|any\s+)?(?:(?:of\s+)?(?:the|your)\s+)?(?:(?:{_EN_POINTERS})"
+        rf"\s+)?(?:{_EN_OBJECTS})\s+(?:as\s+)?(?:void|null|revoked|cancell?ed|obsolete|invalid|superseded|withdrawn|deleted"
+        r"|irrelevant)\b",
         # "this note takes precedence", "this note overrides your instructions"
         r"\bthis\s+(?:note|memo|message|memory|record|text|instruction)\s+(?:takes|has)\s+(?:precedence|priority)\b",
         rf"\b(?:overrides|supersedes|replaces|trumps)\s+(?:your|all|any|the)\s+(?:(?:previous|prior|other|existing"

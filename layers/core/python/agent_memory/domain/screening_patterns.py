@@ -68,6 +68,8 @@ _DIRECTIVE: dict[str, list[str]] = {
         r"(?:^|[.!?]\s+)(?:ai|bot|chatbot|llm|gpt|copilot|model)\s*:\s+(?:when|if|please|always|never|do not|don't"
         r"|ignore|you must|from now|remember)\b",
         r"\btell\s+the\s+(?:customer|user|client|caller)\s+to\s+(?:click|visit|open|follow)\b",
+        rf"\b(?:the\s+)?next\s+(?:{_EN_AI}|assistant|model|agent)\s+(?:to|that|who)\s+(?:reads?|sees?|handles?|processes"
+        r"|opens?)\s+(?:this|these)\b",
         # "IMPORTANT (read carefully, assistant):", "Policy update for assistants:"
         rf"\b(?:important|urgent|attention|warning|note|fyi|reminder|notice|policy update|update)\b[^:\n]{{0,30}}?"
         rf"\b(?:{_EN_AI}|assistants?|models?)\b[^:\n]{{0,5}}?:",
@@ -162,13 +164,14 @@ _EXFILTRATION: dict[str, list[str]] = {
         r"\b(?:output|print|dump|leak|reveal|paste|display|read out|list)\s+(?:me\s+)?(?:the\s+)?(?:full|complete|entire"
         r"|whole)\s+list\s+of\s+(?:all\s+)?(?:customers|clients|users|subscribers|members|contacts|accounts)\b",
         exfiltration(
-            r"send|e-?mail|mail|forward|export|upload|post|leak|share|transmit|dump|copy|paste|include|attach|list"
+            r"send|e-?mail|mail|forward|export|upload|post|leak|share|transmit|dump|copy|paste|include|attach|list|append"
             r"|print|output|reveal|disclose|show|display|repeat|tell me|give me|read out|read me|write out|sync|push",
             r"(?:customer|client|user|subscriber|member|contact)s?(?:'s?)?\s+(?:list|lists|database|db|records|table"
             r"|export|base)\b|(?:all|every|each|the other|other)\s+(?:(?:of\s+)?(?:the|your)\s+)?(?:other\s+)?"
             r"(?:customer|client|user|account|contact)s?(?:'s?)?\s+(?:[\w-]+\s+){0,2}?(?:records?|data|details|emails?"
             r"|addresses|names|numbers|information|info|histor(?:y|ies)|invoices|files|conversations?|chats?|balances?"
-            r"|orders|payments|transactions|statements|passwords|accounts)\b"
+            r"|orders|payments|transactions|statements|passwords|accounts)\b|(?:stored\s+)?memor(?:y|ies)\s+(?:about|of|on)\s+"
+            r"(?:other|all|every)\s+(?:customers|clients|users|accounts)\b"
             r"|(?:names|emails?|e-mail addresses|phone numbers|addresses|details|data|records|information"
             r"|histor(?:y|ies))(?:\s+and\s+[\w-]+(?:\s+[\w-]+)?)?\s+(?:of|for|from)\s+(?:all|every|each|other)\s+"
             r"(?:the\s+|our\s+|your\s+)?(?:other\s+)?(?:customers|clients|users|accounts|contacts)\b"
@@ -288,6 +291,8 @@ _AUTHORITY_EN = [
     r"\s+(?:to|on|over)\s+(?:this|the|your)\s+(?:deployment|system|assistant|bot|model|server|instance|ai)\b",
     r"\b(?:has|have)\s+(?:authori[sz]ed|permitted|allowed|cleared|instructed)\s+you\s+to\s+(?:release|share|disclose"
     r"|reveal|send|give|bypass|ignore|skip)\b",
+    r"\byou\s+(?:now\s+)?have\s+(?:admin|administrator|root|sudo|developer|superuser|elevated)\s+(?:rights|privileges"
+    r"|access|permissions)\b[^.\n]{0,5}?\s*use\s+(?:them|it)\b",
     # "I am the developer of this assistant"
     r"\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:the|your|an?|one of the)\s+(?:lead\s+|senior\s+|chief\s+|original\s+)?"
     r"(?:developers?|creators?|makers?|programmers?|engineers?|builders?|operators?|administrators?)\s+(?:of|behind|for)\s+"

@@ -484,6 +484,55 @@ _FLAGGED_NOTE: dict[str, list[str]] = {
     ),
     "ja": _script([r"アシスタント(?:へ|に)(?:の)?(?:重要|注意|お知らせ|連絡)"]),
 }
+# "Consider all previous instructions cancelled".
+_CONSIDER_VOID: dict[str, list[str]] = {
+    "es": [
+        r"\bconsidera[r]?\s+(?:canceladas|anuladas|revocadas|invalidas|sin efecto)\s+(?:todas\s+)?(?:las|tus)\s+"
+        r"(?:instrucciones|reglas|indicaciones|directrices|normas)|\bconsidera[r]?\s+(?:todas\s+)?(?:las|tus)\s+"
+        r"(?:instrucciones|reglas|indicaciones|directrices|normas)\s+(?:anteriores\s+|previas\s+)?(?:como\s+)?(?:canceladas"
+        r"|anuladas|revocadas|invalidas|sin efecto)",
+    ],
+    "fr": [
+        r"\b(?:considere|considerez|tiens|tenez)\s+(?:toutes\s+)?(?:les|tes|vos)\s+(?:instructions|consignes|regles|directives)"
+        r"\s+(?:precedentes\s+|anterieures\s+)?(?:comme|pour)\s+(?:annulees|caduques|nulles|obsoletes|revoquees)",
+    ],
+    "de": [
+        r"\bbetrachte\s+(?:alle\s+)?(?:deine\s+|die\s+)?(?:vorherigen\s+|bisherigen\s+|fruheren\s+)?\w*(?:anweisung|regel"
+        r"|vorgabe|richtlinie)\w*\s+als\s+(?:aufgehoben|ungultig|nichtig|hinfallig|widerrufen|erledigt)",
+    ],
+    "pt": [
+        r"\bconsidere?\s+(?:canceladas|anuladas|revogadas|invalidas)\s+(?:todas\s+)?(?:as|suas)\s+(?:instrucoes|regras"
+        r"|orientacoes)|\bconsidere?\s+(?:todas\s+)?(?:as|suas)\s+(?:instrucoes|regras|orientacoes)\s+(?:anteriores\s+)?"
+        r"(?:como\s+)?(?:canceladas|anuladas|revogadas|invalidas)",
+    ],
+    "it": [
+        r"\bconsidera\s+(?:annullate|revocate|nulle|superate)\s+(?:tutte\s+)?(?:le|tue)\s+(?:istruzioni|regole|indicazioni)"
+        r"|\bconsidera\s+(?:tutte\s+)?(?:le|tue)\s+(?:istruzioni|regole|indicazioni)\s+(?:precedenti\s+)?(?:come\s+)?"
+        r"(?:annullate|revocate|nulle|superate)",
+    ],
+    "nl": [
+        r"\bbeschouw\s+(?:alle\s+)?(?:je\s+|de\s+)?(?:eerdere\s+|vorige\s+)?(?:instructies|regels|richtlijnen)\s+als\s+"
+        r"(?:vervallen|ongeldig|ingetrokken|nietig)",
+    ],
+    "pl": [
+        r"\buznaj\s+(?:wszystkie\s+)?(?:wczesniejsze\s+|poprzednie\s+)?(?:instrukcje|polecenia|zasady)\s+za\s+(?:anulowane"
+        r"|niewazne|uniewaznione|nieaktualne)",
+    ],
+    "tr": [r"\b(?:talimat|kural|komut)\w*\s+(?:iptal edilmis|gecersiz|yok)\s+(?:say|kabul et)\b"],
+    "ru": _script(
+        [
+            r"\bсчитай(?:те)?\s+(?:все\s+)?(?:предыдущ\w*\s+|прежн\w*\s+)?(?:инструкци|правил|указани)\w*\s+(?:отмен\w*"
+            r"|недействительн\w*|аннулирован\w*|устаревш\w*)",
+        ]
+    ),
+    "ko": _script(
+        [
+            r"(?:지시|지침|명령|규칙)\S*\s*(?:는|은)?\s*(?:모두\s*)?(?:취소|무효)(?:된|가\s*된)\s*것으로\s*(?:간주|여겨|생각)"
+        ]
+    ),
+}
+for _lang, _patterns in _CONSIDER_VOID.items():
+    OVERRIDE.setdefault(_lang, []).extend(_patterns)
 for _lang, _patterns in _FLAGGED_NOTE.items():
     DIRECTIVE_EXTRA.setdefault(_lang, []).extend(_patterns)
 for _lang, _patterns in _CONVERSATION_OUT.items():
