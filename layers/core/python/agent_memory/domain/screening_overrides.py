@@ -97,6 +97,8 @@ OVERRIDE: dict[str, list[str]] = {
         rf"\b(?:consider|treat|regard|deem)\s+(?:all\s+|every\s+|any\s+)?(?:(?:of\s+)?(?:the|your)\s+)?(?:(?:{_EN_POINTERS})"
         rf"\s+)?(?:{_EN_OBJECTS})\s+(?:as\s+)?(?:void|null|revoked|cancell?ed|obsolete|invalid|superseded|withdrawn|deleted"
         r"|irrelevant)\b",
+        rf"\bdo\s+the\s+opposite\s+of\s+(?:what\s+)?(?:your|the)\s+(?:\w+\s+)?(?:{_EN_OBJECTS})\b",
+        rf"\byour\s+(?:\w+\s+)?(?:{_EN_OBJECTS})\b[^.\n]{{0,80}}?\b(?:ignore|disregard|bypass|skip)\s+(?:them|it)\b",
         # "this note takes precedence", "this note overrides your instructions"
         r"\bthis\s+(?:note|memo|message|memory|record|text|instruction)\s+(?:takes|has)\s+(?:precedence|priority)\b",
         rf"\b(?:overrides|supersedes|replaces|trumps)\s+(?:your|all|any|the)\s+(?:(?:previous|prior|other|existing"
@@ -260,6 +262,8 @@ _NO_LIMITS = r"restrictions?|limits?|limitations|rules|filters?|guardrails?|safe
 _NOT_STATUS = r"(?!\s+(?:an?\s+|the\s+)?(?:\w+ed|able|eligible|ready|set|all set|on|in|customer|client|member|subscriber)\b)"
 ROLE_OVERRIDE: dict[str, list[str]] = {
     "en": [
+        r"(?:^|[.!?:;]\s*)(?:please\s+)?impersonate\s+",
+        r"\bwith\s+(?:full|complete|unlimited|absolute)\s+authority\s+to\b",
         r"\bswitch\s+(?:personas?|characters?)\b",
         r"\b(?:disable|turn off|switch off|deactivate|bypass)\s+(?:your\s+|the\s+|all\s+)?(?:content|safety|security"
         r"|moderation)\s+(?:filter(?:ing|s)?|checks?|guardrails?|moderation|polic(?:y|ies)|rules)\b",
@@ -284,6 +288,7 @@ ROLE_OVERRIDE: dict[str, list[str]] = {
         rf"(?:any\s+)?(?:{_NO_LIMITS})\b",
     ],
     "fr": [
+        r"\bfais-toi passer pour\b|\bfaites-vous passer pour\b",
         r"\b(?:tu es|vous etes|t'es) (?:desormais|maintenant|a present|dorenavant)\b(?!\s+(?:une?\s+)?(?:inscrite?s?|abonnee?s?|connectee?s?|enregistree?s?|eligibles?|client|cliente|membre)\b)",
         r"\b(?:a partir de maintenant|dorenavant|desormais|a partir d'aujourd'hui),?\s+(?:tu|vous)\s+(?:es|etes"
         r"|agis|agissez|joues|jouez|ignores|ignorez|obeis|obeissez|n'as plus|n'avez plus)\b",

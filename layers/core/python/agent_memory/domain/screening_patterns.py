@@ -68,6 +68,9 @@ _DIRECTIVE: dict[str, list[str]] = {
         r"(?:^|[.!?]\s+)(?:ai|bot|chatbot|llm|gpt|copilot|model)\s*:\s+(?:when|if|please|always|never|do not|don't"
         r"|ignore|you must|from now|remember)\b",
         r"\btell\s+the\s+(?:customer|user|client|caller)\s+to\s+(?:click|visit|open|follow)\b",
+        r"\bwhen\s+this\s+(?:memory|note|record|text|message)\s+is\s+(?:retrieved|read|loaded|shown|used|seen)\b",
+        r"\bif\s+(?:anyone|someone|somebody|the customer|they)\s+asks?\s+(?:about|for)\s+(?:this|the)\s+(?:account|customer"
+        r"|debt|balance|order|case|ticket)\b[^.\n]{0,10}?,?\s*(?:say|tell|answer|reply|respond|confirm|claim)\b",
         rf"\b(?:the\s+)?next\s+(?:{_EN_AI}|assistant|model|agent)\s+(?:to|that|who)\s+(?:reads?|sees?|handles?|processes"
         r"|opens?)\s+(?:this|these)\b",
         # "IMPORTANT (read carefully, assistant):", "Policy update for assistants:"
@@ -159,18 +162,23 @@ _DIRECTIVE: dict[str, list[str]] = {
 
 _EXFILTRATION: dict[str, list[str]] = {
     "en": [
+        r"\bwhat\s+(?:were\s+you|have\s+you\s+been)\s+(?:told|instructed|given|asked)\s+(?:in|by)\s+(?:your|the)\s+"
+        r"(?:setup|system|initial|first|developer)\s+(?:message|prompt|instructions?)\b",
         r"\b(?:summari[sz]e|list|describe|recap|tell me about)\s+(?:the\s+)?(?:last|previous|other|recent)\s+(?:\w+\s+)?"
         r"(?:customers|clients|users|callers|conversations|chats)\s+(?:that\s+)?you\b",
         r"\b(?:output|print|dump|leak|reveal|paste|display|read out|list)\s+(?:me\s+)?(?:the\s+)?(?:full|complete|entire"
         r"|whole)\s+list\s+of\s+(?:all\s+)?(?:customers|clients|users|subscribers|members|contacts|accounts)\b",
         exfiltration(
             r"send|e-?mail|mail|forward|export|upload|post|leak|share|transmit|dump|copy|paste|include|attach|list|append"
+            r"|quote"
             r"|print|output|reveal|disclose|show|display|repeat|tell me|give me|read out|read me|write out|sync|push",
             r"(?:customer|client|user|subscriber|member|contact)s?(?:'s?)?\s+(?:list|lists|database|db|records|table"
             r"|export|base)\b|(?:all|every|each|the other|other)\s+(?:(?:of\s+)?(?:the|your)\s+)?(?:other\s+)?"
             r"(?:customer|client|user|account|contact)s?(?:'s?)?\s+(?:[\w-]+\s+){0,2}?(?:records?|data|details|emails?"
             r"|addresses|names|numbers|information|info|histor(?:y|ies)|invoices|files|conversations?|chats?|balances?"
-            r"|orders|payments|transactions|statements|passwords|accounts)\b|(?:stored\s+)?memor(?:y|ies)\s+(?:about|of|on)\s+"
+            r"|orders|payments|transactions|statements|passwords|accounts)\b|(?:hidden|secret|internal|first|initial)\s+"
+            r"(?:part|section|portion)s?\s+of\s+your\s+(?:prompt|instructions)|(?:your\s+)?(?:setup|initial|developer)\s+"
+            r"(?:message|prompt)\b|(?:stored\s+)?memor(?:y|ies)\s+(?:about|of|on)\s+"
             r"(?:other|all|every)\s+(?:customers|clients|users|accounts)\b"
             r"|(?:names|emails?|e-mail addresses|phone numbers|addresses|details|data|records|information"
             r"|histor(?:y|ies))(?:\s+and\s+[\w-]+(?:\s+[\w-]+)?)?\s+(?:of|for|from)\s+(?:all|every|each|other)\s+"
@@ -293,6 +301,8 @@ _AUTHORITY_EN = [
     r"|reveal|send|give|bypass|ignore|skip)\b",
     r"\byou\s+(?:now\s+)?have\s+(?:admin|administrator|root|sudo|developer|superuser|elevated)\s+(?:rights|privileges"
     r"|access|permissions)\b[^.\n]{0,5}?\s*use\s+(?:them|it)\b",
+    r"\b(?:acting|speaking|writing)\s+on\s+behalf\s+of\s+(?:the\s+)?(?:system|platform|site|service)\s+(?:owner|operator"
+    r"|administrator|admin)\b",
     # "I am the developer of this assistant"
     r"\b(?:i|we)\s*(?:am|'m|are|'re)\s+(?:the|your|an?|one of the)\s+(?:lead\s+|senior\s+|chief\s+|original\s+)?"
     r"(?:developers?|creators?|makers?|programmers?|engineers?|builders?|operators?|administrators?)\s+(?:of|behind|for)\s+"
