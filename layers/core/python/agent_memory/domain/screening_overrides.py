@@ -99,6 +99,7 @@ OVERRIDE: dict[str, list[str]] = {
         r"|irrelevant)\b",
         rf"\bdo\s+the\s+opposite\s+of\s+(?:what\s+)?(?:your|the)\s+(?:\w+\s+)?(?:{_EN_OBJECTS})\b",
         rf"\byour\s+(?:\w+\s+)?(?:{_EN_OBJECTS})\b[^.\n]{{0,80}}?\b(?:ignore|disregard|bypass|skip)\s+(?:them|it)\b",
+        r"\b(?:follow|obey)\s+no\s+(?:other\s+)?(?:rules?|instructions?)\s+(?:except|but|other than)\s+(?:this|these|mine)\b",
         # "this note takes precedence", "this note overrides your instructions"
         r"\bthis\s+(?:note|memo|message|memory|record|text|instruction)\s+(?:takes|has)\s+(?:precedence|priority)\b",
         rf"\b(?:overrides|supersedes|replaces|trumps)\s+(?:your|all|any|the)\s+(?:(?:previous|prior|other|existing"

@@ -162,6 +162,8 @@ _DIRECTIVE: dict[str, list[str]] = {
 
 _EXFILTRATION: dict[str, list[str]] = {
     "en": [
+        r"\b(?:show|tell|give|reveal|print|list|repeat)\s+(?:me\s+)?(?:the|your)\s+(?:instructions|rules|prompt|guidelines)\s+"
+        r"(?:that\s+)?you\s+(?:were|have been)\s+(?:configured|programmed|given|set up|trained|initiali[sz]ed)\b",
         r"\bwhat\s+(?:were\s+you|have\s+you\s+been)\s+(?:told|instructed|given|asked)\s+(?:in|by)\s+(?:your|the)\s+"
         r"(?:setup|system|initial|first|developer)\s+(?:message|prompt|instructions?)\b",
         r"\b(?:summari[sz]e|list|describe|recap|tell me about)\s+(?:the\s+)?(?:last|previous|other|recent)\s+(?:\w+\s+)?"
@@ -207,7 +209,7 @@ _EXFILTRATION: dict[str, list[str]] = {
         exfiltration(
             r"schicke?|sende|senden sie|leite|exportiere|lade|teile|kopiere|gib|zeig(?:e)?|verrate|offenbare|nenne"
             r"|poste|veroffentliche|ubermittle|maile",
-            r"\w*kunden(?:liste|datenbank|daten|kartei|stamm)\b|kontaktdatenbank|(?:aller|der anderen|anderer)\s+"
+            r"\w*kunden(?:liste|datenbank|daten|kartei|stamm)\b|kontaktdatenbank|(?:aller|der anderen|anderer)\s+(?:\w+en\s+)?"
             r"(?:anderen\s+)?(?:kunden|nutzer|benutzer)|systemprompt|deine[nmrs]?\s+(?:anweisungen|instruktionen"
             r"|systemanweisungen)|(?:versteckten|geheimen|internen)\s+anweisungen|api-?schlussel|passwort der"
             r" datenbank|admin-?passwort|gesprachsverlauf anderer",
