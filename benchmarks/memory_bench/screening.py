@@ -11,7 +11,9 @@ support text), with its language, its disguise and its split (`dev`, which the p
 were tuned on, or `heldout`, which they were not). Every item goes through
 `screen_for_instructions`, the function the write gateway and the retrieval broker call.
 
-Reported per split (`dev`, `heldout`, `all`):
+Reported per split (`dev`, `heldout`, `all`), and, for every `heldout*.jsonl` file beside the
+data file (a held-out set written by someone else, in the same record format), per file under
+`heldout_files`:
 
 - `recall`: share of injections flagged, overall and per category, language and disguise;
 - `false_positive_rate`: share of benign items flagged (each would be quarantined),
@@ -47,7 +49,7 @@ def _rate(hits: int, total: int) -> dict[str, Any]:
 def _breakdown(items: list[dict[str, Any]], flagged: dict[str, bool], key: str) -> dict[str, Any]:
     groups: dict[str, list[bool]] = defaultdict(list)
     for item in items:
-        groups[item[key]].append(flagged[item["id"]])
+        groups[item.get(key) or "none"].append(flagged[item["id"]])
     return {name: _rate(sum(marks), len(marks)) for name, marks in sorted(groups.items())}
 
 
@@ -67,6 +69,16 @@ def _score(items: list[dict[str, Any]], flagged: dict[str, bool]) -> dict[str, A
         "missed": [i["id"] for i in injections if not flagged[i["id"]]],
         "false_positives": [i["id"] for i in benign if flagged[i["id"]]],
     }
+
+
+def _items(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def heldout_files(path: str | Path) -> list[Path]:
+    """The `heldout*.jsonl` files in the folder of the data file, other than the data file itself."""
+    data = Path(path)
+    return sorted(p for p in data.parent.glob("heldout*.jsonl") if p.resolve() != data.resolve())
 
 
 def transcript_statements(path: str | Path) -> list[str]:
@@ -95,19 +107,26 @@ def run_screening_bench(
     path: str | Path = DEFAULT_DATA, *, transcripts: str | Path | None = DEFAULT_TRANSCRIPTS, passes: int = 5
 ) -> dict[str, Any]:
     """Screen every labelled item; recall and false-positive rate per split, category, language, disguise."""
-    items = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    items = _items(Path(path))
     flagged = {item["id"]: screen_for_instructions(item["text"]).flagged for item in items}
     report: dict[str, Any] = {
         "config": {
             "path": str(path),
             "items": len(items),
             "transcripts": str(transcripts) if transcripts else None,
+            "heldout_files": [str(p) for p in heldout_files(path)],
         },
         "splits": {
             split: _score([i for i in items if split == "all" or i["split"] == split], flagged)
             for split in ("dev", "heldout", "all")
         },
+        "heldout_files": {},
     }
+    for file in heldout_files(path):
+        # ids are only unique within a file: score each file with its own marks
+        held = _items(file)
+        marks = {item["id"]: screen_for_instructions(item["text"]).flagged for item in held}
+        report["heldout_files"][file.stem] = _score(held, marks)
     texts = [item["text"] for item in items]
     if transcripts and Path(transcripts).exists():
         statements = transcript_statements(transcripts)

@@ -9,20 +9,27 @@ disguised copy, chosen per item from a fixed seed so the file is reproducible:
 - injections in markup or tool-call syntax: one of zero_width, homoglyph, fullwidth
   (spelling JSON or tags out in leetspeak would stop a model from reading them too);
 - benign items: one of zero_width, homoglyph, fullwidth, to measure that folding the
-  disguises away does not turn ordinary text into an alarm.
+  disguises away does not turn ordinary text into an alarm;
+- items in a script without Latin letters (ru, zh, ja, ko, ar, hi): zero_width, fullwidth or,
+  except in Korean and Hindi, spaced (the other disguises only touch Latin letters);
+- items holding `{b64:...}`: that text is replaced by its base64 (disguise `base64`), and they get
+  no second copy.
 
 Run from the repository root: `python benchmarks/screening/build.py`.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import re
 from pathlib import Path
 
 HERE = Path(__file__).parent
-PROSE = {"override", "role_override", "ai_directive", "exfiltration"}
+PROSE = {"override", "role_override", "ai_directive", "exfiltration", "authority"}
+NON_LATIN = {"ru", "zh", "ja", "ko", "ar", "hi"}
+B64 = re.compile(r"\{b64:([^}]*)\}")
 
 # Latin letters and the Cyrillic or Greek letters that look like them.
 HOMOGLYPHS = {
@@ -121,8 +128,16 @@ def build() -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for n, item in enumerate(written_items(), start=1):
         base_id = f"{item['language']}-{item['category']}-{n:03d}"
+        if B64.search(item["text"]):
+            text = B64.sub(lambda m: base64.b64encode(m.group(1).encode()).decode(), item["text"])
+            out.append({"id": f"{base_id}-base64", **item, "text": text, "disguise": "base64"})
+            continue
         out.append({"id": base_id, **item, "disguise": "none"})
-        if item["label"] == "benign":
+        if item["language"] in NON_LATIN:
+            # letters of these scripts spaced apart read back as words, except Hangul syllables and
+            # Devanagari vowel signs, which a space would cut from their letter
+            choices = ["zero_width", "fullwidth"] + ([] if item["language"] in ("ko", "hi") else ["spaced"])
+        elif item["label"] == "benign":
             choices = ["zero_width", "homoglyph", "fullwidth"]
         elif item["category"] in PROSE:
             choices = list(DISGUISES)

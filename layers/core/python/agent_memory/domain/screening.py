@@ -9,9 +9,13 @@ it is kept for review as inert data and never retrieved as context.
 Screening reads the text the way a model would (`_reading_forms`): invisible characters
 dropped, compatibility forms (fullwidth, mathematical letters) and Cyrillic or Greek
 look-alikes folded to Latin, accents and case folded away, and, when present, digits used as
-letters ("1gn0re") and letters spaced apart ("i g n o r e") joined back. The patterns below are
-written against that folded text (lowercase, no accents), one table per signal and language:
-English, French, German, Spanish, Portuguese and Dutch.
+letters ("1gn0re") and letters spaced apart ("i g n o r e") joined back; a text in another
+script is also read folded in its own script (`_native`), and base64 in the text is read decoded
+(`_decoded_blobs`, bounded). The patterns are written against that folded text (lowercase, no
+accents), one table per signal and language: English, French, German, Spanish, Portuguese, Dutch,
+Italian, Polish, Turkish, Russian, Chinese, Japanese, Korean, Arabic and Hindi. Besides what the
+text says there is how it is built: a markdown image or a URL that carries a template or the
+conversation out (`link_exfiltration`), a claim of authority over the model (`authority_claim`).
 
 Support text talks about instructions all the time ("the setup instructions didn't work",
 "please ignore my previous email"), and a false alarm loses a memory, so the override patterns
@@ -24,7 +28,10 @@ The patterns themselves are in `screening_patterns`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -34,6 +41,7 @@ from agent_memory.domain.invisible import visible_text
 from agent_memory.domain.screening_patterns import FLAGS as _FLAGS
 from agent_memory.domain.screening_patterns import SIGNAL_PATTERNS as _SIGNAL_PATTERNS
 from agent_memory.domain.screening_prefilter import Prefilter
+from agent_memory.domain.screening_scripts import without_marks
 
 __all__ = ["Screening", "screen_for_instructions", "screen_with_every_pattern", "visible_text"]
 
@@ -101,25 +109,29 @@ def _pattern(i: int) -> re.Pattern[str]:
 # Cyrillic and Greek letters that render like Latin ones in common fonts, plus a few Latin
 # look-alikes (dotless i, script g). Folded after NFKC, which already maps fullwidth and
 # mathematical letters to ASCII.
+_QUOTES = dict(zip("\u2018\u2019\u02bc\u00b4`", "'''''", strict=True))
 _CONFUSABLES = str.maketrans(
     {
         **dict(zip("аеорсухѕіјԁһԛԝӏкгп", "aeopcyxsijdhqwlkrn", strict=True)),
         **dict(zip("АВЕКМНОРСТХЅІЈԜ", "ABEKMHOPCTXSIJW", strict=True)),
         **dict(zip("αβγεικνορτυχϲϳ", "abyeikvoptuxcj", strict=True)),
         **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ", "ABEZHIKMNOPTYXC", strict=True)),
-        **dict(zip("ıɡɩʏ\u2018\u2019\u02bc\u00b4`", "igiy'''''", strict=True)),
+        **dict(zip("ıɡɩʏ", "igiy", strict=True)),
+        **_QUOTES,
     }
 )
+_QUOTES_ONLY = str.maketrans(_QUOTES)
 _LEET = str.maketrans("013457@$", "oieastas")
 # A word mixing letters with digits or @/$ used as letters; plain numbers and ids are left alone.
 _LEET_WORD = re.compile(r"(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[013457@$])[a-z0-9@$]{2,}")
-# Four or more single letters set apart by spaces, dots, dashes, stars or apostrophes: "i g n o r e".
-_SPACED_RUN = re.compile(r"(?<![^\W\d_])[a-z](?:[ .*_'-]{1,4}[a-z](?![^\W\d_])){3,}")
+# Four or more single letters (of any script: "忽 略 之 前") set apart by spaces, dots, dashes, stars or
+# apostrophes: "i g n o r e".
+_SPACED_RUN = re.compile(r"(?<![^\W\d_])[^\W\d_](?:[ .*_'-]{1,4}[^\W\d_](?![^\W\d_])){3,}")
 # What a text needs before those two are worth looking for (the searches are costly, these are
 # not): a leetspeak word has a letter next to a digit, @ or $; a spaced run's second and third
 # letters stand between separators. Each is contained in every match; the tests check it.
 _LEET_HINT = re.compile(r"[a-z][0-9@$]|[0-9@$][a-z]")
-_SPACED_HINT = re.compile(r"[ .*_'-][a-z][ .*_'-]{1,4}[a-z][ .*_'-]")
+_SPACED_HINT = re.compile(r"[ .*_'-][^\W\d_][ .*_'-]{1,4}[^\W\d_][ .*_'-]")
 # The invisible characters that are ASCII (controls), to tell an ASCII text that needs no folding.
 _ASCII_IGNORABLE = re.compile(
     "[" + "".join(re.escape(chr(c)) for c in range(128) if _IGNORABLE.match(chr(c))) + "]"
@@ -131,19 +143,34 @@ def _fold(text: str, *, quick: bool = True) -> str:
     if text.isascii() and not (_ASCII_IGNORABLE if quick else _IGNORABLE).search(text):
         return text.lower()
     shown = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)).translate(_CONFUSABLES)
-    bare = "".join(ch for ch in unicodedata.normalize("NFKD", shown) if not unicodedata.combining(ch))
-    return bare.casefold()
+    return without_marks(shown).casefold()
 
 
-def _reading_forms(text: str, *, quick: bool = True) -> list[str]:
+def _native(text: str) -> str:
+    """The text folded in its own script: like `_fold`, but a Cyrillic, Greek or Turkish letter stays
+    what it is (the look-alike table would turn half of a Russian word into Latin letters, and
+    differently in capitals). The patterns for those scripts are written against this form."""
+    shown = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)).translate(_QUOTES_ONLY).casefold()
+    return without_marks(shown)
+
+
+def _reading_forms(text: str, *, quick: bool = True, depth: int = 0) -> list[str]:
     """The folded text, and the other ways a model could read it. `quick`: skip a costly search
     where a cheap one shows it would find nothing (the forms are the same either way)."""
     folded = _fold(text, quick=quick)
     forms = [folded]
-    if not (quick and text.isascii()):  # tag characters are not ASCII
+    if not (quick and text.isascii()):  # tag characters, other scripts: not ASCII
+        native = _native(text)
+        if native != folded:
+            forms.append(native)
+            if (not quick or _SPACED_HINT.search(native)) and _SPACED_RUN.search(native):
+                forms.append(_SPACED_RUN.sub(_collapse_spaced, native))
         hidden = "".join(chr(ord(ch) - _TAG_OFFSET) for ch in text if _TAG_FIRST <= ord(ch) <= _TAG_LAST)
         if hidden:
             forms.append(_fold(hidden, quick=quick))
+    if depth < _MAX_DEPTH:
+        for decoded in _decoded_blobs(text):
+            forms.extend(_reading_forms(decoded, quick=quick, depth=depth + 1))
     # Two or more such words with three letters or more: "1gn0re all prev1ous", not "q4" or "3pm".
     if (not quick or _LEET_HINT.search(folded)) and sum(
         len(re.findall("[a-z]", word)) >= 3 for word in _LEET_WORD.findall(folded)
@@ -152,6 +179,32 @@ def _reading_forms(text: str, *, quick: bool = True) -> list[str]:
     if (not quick or _SPACED_HINT.search(folded)) and _SPACED_RUN.search(folded):
         forms.append(_SPACED_RUN.sub(_collapse_spaced, folded))
     return forms
+
+
+# Base64 a model would decode and read: a run of 24 or more base64 characters (standard or URL-safe
+# alphabet) that decodes to UTF-8 text. Bounded: the first few runs, none longer than a memory needs,
+# and base64 inside base64 only twice over.
+_BASE64_RUN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{24,}={0,2}")
+_MAX_BLOBS, _MAX_BLOB_CHARS, _MAX_DEPTH = 8, 16_384, 2
+
+
+def _decoded_blobs(text: str) -> list[str]:
+    """The text hidden in the base64 runs of `text` (invisible characters and fullwidth forms
+    dropped first, case kept), where a run decodes to printable UTF-8 text."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text))
+    out = []
+    for m in itertools.islice(_BASE64_RUN.finditer(text), _MAX_BLOBS):
+        blob = m.group().rstrip("=").replace("-", "+").replace("_", "/")
+        if len(blob) > _MAX_BLOB_CHARS or len(blob) % 4 == 1:
+            continue
+        try:
+            decoded = base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        if sum(ch.isprintable() or ch in "\n\t" for ch in decoded) >= 0.95 * len(decoded):
+            out.append(decoded)
+    return out
 
 
 def _collapse_spaced(run: re.Match[str]) -> str:

@@ -11,7 +11,7 @@ def any_of(*alternatives: str) -> str:
     return "(?:" + "|".join(alternatives) + ")"
 
 
-def _dismissal(
+def dismissal(
     verbs: str, fillers: str, pointers: str, objects: str, after: str, sep: str = r"\s+"
 ) -> list[str]:
     """ "<verb> [fillers] <pointer> [fillers] <object>" and "<verb> [fillers] <object> <pointer after>":
@@ -25,6 +25,12 @@ def _dismissal(
     ]
 
 
+def exfiltration(verbs: str, objects: str, excluded: str) -> str:
+    """<verb> then, within a few words none of which is the customer's own ("my", "our"), data that is not
+    this customer's to have: other customers' records, a bulk export, secrets, the model's instructions."""
+    return rf"\b{any_of(verbs)}\b(?:\s+(?!{any_of(excluded)}\b)[\w'-]+){{0,6}}?\s+{any_of(objects)}"
+
+
 GAP = r"[^.!?;\n]{0,40}?"  # a short stretch of the same sentence
 
 # --------------------------------------------------------------------------- override / ignore
@@ -32,7 +38,7 @@ GAP = r"[^.!?;\n]{0,40}?"  # a short stretch of the same sentence
 _EN_OBJECTS = (
     r"instructions?|directions|directives?|guidelines?|guidance|rules?|prompts?|system prompt|system messages?"
     r"|polic(?:y|ies)|restrictions?|constraints?|guardrails?|programming|training|safeguards?|context|commands"
-    r"|configuration"
+    r"|configuration|standing orders"
 )
 _EN_POINTERS = (
     r"your|all|any|every|previous(?:ly)?|prior|above|above-mentioned|earlier|preceding|foregoing|original|initial"
@@ -41,16 +47,18 @@ _EN_POINTERS = (
 _EN_FILLERS = rf"the|these|those|such|of|and|or|other|{_EN_POINTERS}"
 _EN_STRONG = r"previous|prior|above|earlier|preceding|foregoing|original|initial|system|developer|safety|hidden|internal"
 _EN_VOID = (
-    r"(?:are|is)\s+(?:now\s+|hereby\s+|officially\s+)?(?:void|null|cancell?ed|revoked|obsolete|invalid|suspended"
-    r"|lifted|overridden|superseded|replaced|disabled|deactivated|no longer (?:valid|in effect|active)|not valid)"
-    r"|(?:no longer|don't|do not|does not|doesn't)\s+apply"
+    r"(?:are|is|were|was|have been|has been)\s+(?:now\s+|hereby\s+|officially\s+)?(?:void|null|cancell?ed|revoked"
+    r"|obsolete|outdated|deprecated|invalid|suspended|lifted|overridden|superseded|replaced|disabled|deactivated|withdrawn"
+    r"|rescinded|expired|no longer (?:valid|in effect|active|applicable)|not valid)"
+    r"|(?:no longer|don't|do not|does not|doesn't)\s+(?:apply|count|matter|hold)"
 )
 
 OVERRIDE: dict[str, list[str]] = {
     "en": [
-        *_dismissal(
+        *dismissal(
             r"ignore|disregard|forget|override|overrule|bypass|skip|discard|dismiss|abandon|neglect|nullify|drop|erase"
-            r"|wipe|reset|clear|(?:set|put|push|leave) aside|throw (?:out|away)|pay no (?:attention|heed|mind) to"
+            r"|wipe|reset|clear|cancel|revoke|rescind|suspend|(?:set|put|push|leave) aside|throw (?:out|away)"
+            r"|pay no (?:attention|heed|mind) to"
             r"|(?:do not|don't|dont|never|no longer) (?:follow|obey|apply|heed|respect|listen to|comply with)"
             r"|stop (?:following|obeying|applying|listening to)",
             _EN_FILLERS,
@@ -58,7 +66,7 @@ OVERRIDE: dict[str, list[str]] = {
             _EN_OBJECTS,
             r"above|before|so far|until now|up to now|from (?:before|earlier|above)|earlier|previously"
             r"|(?:given|provided|received|written|stated|listed|set out)(?: to you)?"
-            r"|you (?:were|have been|'ve been|got|received|have)",
+            r"|you (?:were|have been|'ve been|got|received|have)|you (?:operate|work|run|function|act) (?:under|with)",
         ),
         # "forget everything you were told", "disregard what you were told earlier", "ignore everything above"
         r"\b(?:ignore|disregard|forget|discard|dismiss|override)\s+(?:everything|anything|all|whatever|what)"
@@ -72,11 +80,46 @@ OVERRIDE: dict[str, list[str]] = {
         rf"\s+(?:{_EN_VOID})",
         rf"\b(?:{_EN_OBJECTS})\s+(?:that\s+)?you\s+(?:were|have been|'ve been|had been)\s+[\w-]+(?:\s+(?:with|by))?"
         rf"\s+(?:{_EN_VOID})",
+        # "the previous instructions are no longer valid", "all prior guidance is obsolete": a pointer at the
+        # model's own instructions, the object right after it ("the old setup instructions" does not count)
+        rf"\b(?:previous|prior|earlier|preceding|foregoing|original|initial|above|system|developer|standing)\s+"
+        rf"(?:{_EN_OBJECTS})\s+(?:{_EN_VOID})",
+        # "any rules loaded before this memory are hereby void"
+        rf"\b(?:{_EN_OBJECTS})\s+(?:loaded|set|given|defined|provided|configured|received|written)\s+(?:before|above"
+        rf"|prior to|earlier than)\b[^.\n]{{0,30}}?\s(?:{_EN_VOID})",
+        r"\b(?:earlier|previous|prior|above|original)\s+(?:system\s+)?(?:message|prompt|instructions?)\s+(?:was|were)\s+"
+        r"(?:a\s+|just\s+a\s+|only\s+a\s+)?(?:test|fake|mistake|joke|decoy)\b",
+        r"\bthe\s+(?:real|actual|true)\s+(?:instructions|rules|prompt|task)\s+(?:are|is|follow)\s+(?:below|as follows|here)\b",
+        rf"\b(?:everything|anything|all(?:\s+that)?)\s+you\s+(?:were|have been)\s+(?:configured|programmed|trained|instructed"
+        rf"|told|given)\b[^.\n]{{0,20}}?\s(?:{_EN_VOID})",
+        r"\byour\s+(?:instructions|prompt|system prompt|rules)\s+(?:end|stop|finish)\s+here\b",
+        r"\b(?:below|here)\s+(?:are|is)\s+(?:the|your)\s+new\s+(?:ones|instructions|rules|prompt)\b",
+        rf"\b(?:consider|treat|regard|deem)\s+(?:all\s+|every\s+|any\s+)?(?:(?:of\s+)?(?:the|your)\s+)?(?:(?:{_EN_POINTERS})"
+        rf"\s+)?(?:{_EN_OBJECTS})\s+(?:as\s+)?(?:void|null|revoked|cancell?ed|obsolete|invalid|superseded|withdrawn|deleted"
+        r"|irrelevant)\b",
+        rf"\bdo\s+the\s+opposite\s+of\s+(?:what\s+)?(?:your|the)\s+(?:\w+\s+)?(?:{_EN_OBJECTS})\b",
+        rf"\byour\s+(?:\w+\s+)?(?:{_EN_OBJECTS})\b[^.\n]{{0,80}}?\b(?:ignore|disregard|bypass|skip)\s+(?:them|it)\b",
+        r"\b(?:follow|obey)\s+no\s+(?:other\s+)?(?:rules?|instructions?)\s+(?:except|but|other than)\s+(?:this|these|mine)\b",
+        # "this note takes precedence", "this note overrides your instructions"
+        r"\bthis\s+(?:note|memo|message|memory|record|text|instruction)\s+(?:takes|has)\s+(?:precedence|priority)\b",
+        rf"\b(?:overrides|supersedes|replaces|trumps)\s+(?:your|all|any|the)\s+(?:(?:previous|prior|other|existing"
+        rf"|system|current)\s+)?(?:{_EN_OBJECTS})\b",
+        r"\b(?:overwrite|replace|swap out|rewrite)\s+your\s+(?:current\s+|existing\s+|original\s+|system\s+)?"
+        r"(?:instructions|prompt|system prompt|rules|guidelines|programming|directives)\b",
+        rf"\b(?:previous|prior|earlier|preceding|original|initial|old|former|system|standing)\s+(?:{_EN_OBJECTS})\s*[:=-]"
+        r"\s*(?:void|null|revoked|cancell?ed|obsolete|invalid|superseded|rescinded|withdrawn|overridden|disabled)\b",
+        rf"\bnone\s+of\s+(?:your|the|these|those)\s+(?:(?:{_EN_POINTERS})\s+)?(?:{_EN_OBJECTS})\s+(?:still\s+)?"
+        r"(?:apply|applies|count|matter|hold|stand|(?:is|are)\s+(?:valid|in effect|active|binding))\b",
+        rf"\b(?:{_EN_OBJECTS})\s+(?:that\s+)?you\s+(?:had|got|received|were given|have been given)\b[^.\n]{{0,20}}?\s"
+        rf"(?:{_EN_VOID})",
+        r"\b(?:everything|anything|all(?: of the text)?|whatever(?: was written)?)\s+(?:above|before|prior to)\s+"
+        r"(?:this\s+(?:line|point|note|message|memo)\s+)?(?:is|was|are)\s+(?:now\s+)?(?:void|outdated|obsolete"
+        r"|invalid|cancell?ed|irrelevant|superseded|no longer valid)\b",
     ],
     "fr": [
-        *_dismissal(
+        *dismissal(
             r"ignore[rsz]?|ignorons|oublie[rsz]?|oublions|neglige[rsz]?|outrepasse[rsz]?|contourne[rsz]?"
-            r"|(?:fais|faites|faire) (?:abstraction|fi)|(?:ne )?(?:tiens|tenez|tenir) (?:pas|plus|aucun) compte"
+            r"|(?:fais|faites|faire) (?:abstraction|fi)|laisse[rz]? tomber|(?:ne )?(?:tiens|tenez|tenir) (?:pas|plus|aucun) compte"
             r"|(?:ne |n')?(?:suis|suivez|suivre|respecte[sz]?|respecter|applique[sz]?|appliquer|obeis|obeissez)"
             r" (?:pas|plus|jamais)|(?:laisse[rsz]?|mets|mettez|mettre) de cote|passe[rz]? outre|abandonne[rz]?",
             r"toutes?|tous|tout|les|la|le|l|des|de|du|d|tes|vos|ton|ta|votre|ces|cet|cette|aux|au|a",
@@ -93,10 +136,11 @@ OVERRIDE: dict[str, list[str]] = {
         r"\b(?:tes|vos|les|toutes (?:les|tes|vos))\s+(?:instructions|consignes|directives|regles|indications)"
         r"(?:\s+[\w'-]+){0,4}?\s+(?:ne s'appliquent plus|ne sont plus (?:valables|valides|en vigueur|applicables)"
         r"|sont (?:desormais |maintenant |a present )?(?:annulees|caduques|nulles|obsoletes|suspendues|levees"
-        r"|invalides|abrogees|remplacees)|n'ont plus cours)",
+        r"|invalides|abrogees|remplacees|revoquees)|n'ont plus cours|ont ete (?:annulees|revoquees|levees|supprimees"
+        r"|remplacees|abrogees))",
     ],
     "de": [
-        *_dismissal(
+        *dismissal(
             r"ignorier(?:e|en|t|st)?(?: sie)?|vergiss|vergesst|vergessen sie|missachte(?:n|t)?(?: sie)?"
             r"|ubergehe(?:n)?(?: sie)?|uberspringe(?:n)?(?: sie)?|verwirf|verwerfen sie",
             r"die|der|den|das|dem|des|alle[nmrs]?|deine[nmrs]?|eure[nmrs]?|ihre[nmrs]?|diese[nmrs]?|und|oder|von"
@@ -115,7 +159,8 @@ OVERRIDE: dict[str, list[str]] = {
         # separable and negated verbs put the particle last: "beachte die Vorgaben von oben nicht mehr"
         r"\b(?:beachte\w*|befolge\w*|folge|berucksichtige\w*|setze?|lass\w*)(?:\s+sie)?(?:\s+(?:die|den|das|alle"
         r"|deine[nmrs]?|eure[nmrs]?|ihre[nmrs]?|vorherige[nmrs]?|bisherige[nmrs]?|obige[nmrs]?|ursprungliche[nmrs]?"
-        r"|system\w*)){1,3}\s+\w*(?:anweisung|instruktion|regel|vorgabe|richtlinie|vorschrift|befehl|prompt)\w*"
+        r"|system\w*|bisher|zuvor|erhaltene[nmrs]?|gegebene[nmrs]?)){1,4}\s+\w*(?:anweisung|instruktion|regel|vorgabe"
+        r"|richtlinie|vorschrift|befehl|prompt)\w*"
         r"(?:\s+[\w-]+){0,3}?\s+(?:nicht|nie|keinesfalls|ausser kraft|beiseite|links liegen|fallen)\b",
         r"\b(?:vergiss|vergesst|vergessen sie|ignorier\w*(?:\s+sie)?)\s+alles,?\s+(?:was|das)\s+(?!ich\b|wir\b)"
         r"[^.!?\n]{0,30}?\b(?:gesagt|aufgetragen|gegeben|beigebracht|erklart|mitgeteilt|geschrieben|befohlen"
@@ -124,14 +169,16 @@ OVERRIDE: dict[str, list[str]] = {
         r"|bisher gesagte|oben|zuvor gesagte)",
         r"\balles,?\s+was\s+(?!ich\b|wir\b)[^.!?\n]{0,40}?\b(?:gesagt|aufgetragen|gegeben)\b[^.!?\n]{0,15}?,?"
         r"\s+gilt\s+nicht\s+mehr",
-        r"\b(?:deine|eure|alle deine|die (?:vorherigen|bisherigen|obigen|ursprunglichen))\s+\w*(?:anweisung"
-        r"|instruktion|regel|vorgabe|richtlinie)\w*(?:\s+[\w-]+){0,4}?\s+(?:gelten\s+nicht\s+mehr|sind\s+"
+        r"\b(?:deine|eure|alle deine|die (?:vorherigen|bisherigen|obigen|ursprunglichen))\s+(?:\w+\s+)?\w*(?:anweisung"
+        r"|instruktion|regel|vorgabe|richtlinie)\w*(?:\s+[\w-]+){0,4}?\s+(?:gelten\s+nicht\s+mehr"
+        r"|sind\s+nicht\s+mehr\s+(?:gultig|in kraft|wirksam|anwendbar)|sind\s+"
         r"(?:ab sofort\s+|jetzt\s+|nun\s+|hiermit\s+)?(?:aufgehoben|ungultig|nichtig|ausser kraft|hinfallig"
-        r"|widerrufen|ersetzt))",
+        r"|widerrufen|ersetzt)|wurden\s+(?:vollstandig\s+|hiermit\s+|komplett\s+|alle\s+)?(?:widerrufen|aufgehoben"
+        r"|annulliert|ersetzt|ausser kraft gesetzt))",
     ],
     "es": [
-        *_dismissal(
-            r"ignora[rd]?|ignore[ns]?|olvida[rd]?|olvide[ns]?|descarta[rd]?|descarte[ns]?|omite|omita|omitan"
+        *dismissal(
+            r"ignora[rd]?|ignore[ns]?|olvidate de|olvidese de|olvidaos de|olvida[rd]?|olvide[ns]?|descarta[rd]?|descarte[ns]?|omite|omita|omitan"
             r"|desobedece|desobedezca|desatiende|saltate|salta|haz caso omiso (?:a|de)|hagan? caso omiso (?:a|de)"
             r"|no (?:hagas|haga|hagan) caso (?:a|de)|no (?:sigas|siga|sigan|obedezcas|obedezca|respetes|respete"
             r"|cumplas|cumpla|apliques|aplique)(?: mas)?|dej[ae] de (?:seguir|cumplir|aplicar|lado)"
@@ -142,19 +189,26 @@ OVERRIDE: dict[str, list[str]] = {
             r"|restricciones|limitaciones|politicas|prompt|consignas",
             r"anteriores|previas|de arriba|precedentes|originales|iniciales|del sistema|de sistema|de seguridad"
             r"|internas|ocultas|recibidas|que (?:te|le|se te|se le) (?:dieron|han dado|dio|ha dado)|actuales"
+            r"|que recibiste|que (?:has|habias) recibido|hasta ahora|hasta el momento"
             r"|vigentes|de antes",
         ),
         r"\b(?:ignora|ignore|olvida|olvide|descarta|descarte)\s+todo\s+lo\s+(?:que\s+(?!yo\b)[^.!?\n]{0,30}?"
         r"\b(?:dijeron|han dicho|ha dicho|dicho|indicaron|ensenaron|ordenaron|programaron|dieron|escrito"
         r"|explicaron)\b|anterior|de arriba|previo)",
         r"\b(?:tus|sus|vuestras|(?:todas )?las (?:instrucciones|indicaciones|reglas|normas|directrices|pautas)"
-        r"\s+(?:anteriores|previas|originales|del sistema|que (?:te|le) dieron|que recibiste))"
+        r"\s+(?:anteriores|previas|originales|del sistema|que (?:te|le) dieron|que recibiste|que tenias|que tenia))"
         r"(?:\s+[\w-]+){0,4}?\s+(?:ya\s+)?(?:no\s+(?:son\s+validas|valen|aplican|se aplican|cuentan"
         r"|estan vigentes|tienen validez)|quedan\s+(?:anuladas|sin efecto|suspendidas|revocadas)"
         r"|(?:estan|son)\s+(?:anuladas|revocadas|suspendidas|obsoletas))",
+        # "tus directrices han sido revocadas", "las reglas que tenías fueron anuladas" (not "las reglas
+        # anteriores de devolución fueron revocadas", which is about returns)
+        r"\b(?:(?:todas\s+)?(?:tus|sus|vuestras)\s+(?:instrucciones|indicaciones|reglas|normas|directrices|pautas)"
+        r"(?:\s+(?:anteriores|previas|originales))?|las\s+(?:instrucciones|indicaciones|reglas|normas|directrices|pautas)"
+        r"\s+que\s+(?:tenias|te dieron|recibiste|te han dado))\s+(?:ya\s+)?(?:han sido|fueron|quedan|quedaron)\s+"
+        r"(?:revocadas|anuladas|canceladas|suspendidas|invalidadas|sustituidas)",
     ],
     "pt": [
-        *_dismissal(
+        *dismissal(
             r"ignore|ignora|ignorem|ignorar|esqueca|esquece|esquecam|esquecer|desconsidere|desconsidera|desconsiderem"
             r"|descarte|descarta|despreze|despreza|nao (?:siga|sigas|sigam|obedeca|cumpra|respeite|aplique)(?: mais)?"
             r"|deix[ae] de (?:seguir|lado|cumprir|aplicar)|deixar de lado|pass[ae] por cima d[aoe]s?|pule|salte",
@@ -172,11 +226,12 @@ OVERRIDE: dict[str, list[str]] = {
         r"\b(?:suas|seus|tuas|vossas|(?:todas )?as (?:instrucoes|orientacoes|regras|normas|diretrizes)"
         r"\s+(?:anteriores|previas|originais|do sistema|que (?:lhe|te|voce) (?:deram|recebeu)))"
         r"(?:\s+[\w-]+){0,4}?\s+(?:nao (?:valem|se aplicam|sao validas|estao em vigor|tem validade)(?: mais)?"
+        r"|nao (?:sao|estao) mais (?:validas|em vigor|aplicaveis)|nao (?:valem|se aplicam) mais"
         r"|foram (?:canceladas|revogadas|anuladas|suspensas|substituidas)|estao (?:canceladas|suspensas|revogadas)"
         r"|perderam (?:a )?validade|deixaram de valer)",
     ],
     "nl": [
-        *_dismissal(
+        *dismissal(
             r"negeer|negeren|negeert|vergeet|vergeten|verwerp|verwerpen|omzeil|omzeilen"
             r"|(?:houd|hou|houdt) (?:dan )?geen rekening (?:meer )?met|trek je niets (?:meer )?aan van",
             r"de|het|alle|je|jouw|uw|die|deze|en|of|van|vorige|eerdere|voorgaande|bovenstaande|oorspronkelijke"
@@ -188,7 +243,8 @@ OVERRIDE: dict[str, list[str]] = {
         ),
         r"\b(?:negeer|vergeet|verwerp)\s+(?:de\s+|het\s+)?systeem\w*",
         r"\b(?:volg|sla|laat|schuif|gooi|zet)(?:\s+(?:de|het|alle|je|jouw|uw|vorige|eerdere|voorgaande|bovenstaande"
-        r"|oorspronkelijke|originele|systeem\w*)){1,3}\s+\w*(?:instructies?|opdrachten|regels|richtlijnen"
+        r"|oorspronkelijke|originele|systeem\w*|tot|nu|toe|ontvangen|gekregen|gegeven|eerder)){1,5}\s+\w*(?:instructies?"
+        r"|opdrachten|regels|richtlijnen"
         r"|aanwijzingen|voorschriften|prompt)(?:\s+[\w-]+){0,2}?\s+(?:niet|niet meer|niet langer|over|los|varen"
         r"|vallen|terzijde|opzij|overboord)\b",
         r"\b(?:vergeet|negeer)\s+alles\s+(?:wat|dat)\s+(?!ik\b|wij\b|we\b)[^.!?\n]{0,30}?\b(?:verteld|gezegd"
@@ -207,6 +263,13 @@ _NO_LIMITS = r"restrictions?|limits?|limitations|rules|filters?|guardrails?|safe
 _NOT_STATUS = r"(?!\s+(?:an?\s+|the\s+)?(?:\w+ed|able|eligible|ready|set|all set|on|in|customer|client|member|subscriber)\b)"
 ROLE_OVERRIDE: dict[str, list[str]] = {
     "en": [
+        r"(?:^|[.!?:;]\s*)(?:please\s+)?impersonate\s+",
+        r"\bwith\s+(?:full|complete|unlimited|absolute)\s+authority\s+to\b",
+        r"\bswitch\s+(?:personas?|characters?)\b",
+        r"\b(?:disable|turn off|switch off|deactivate|bypass)\s+(?:your\s+|the\s+|all\s+)?(?:content|safety|security"
+        r"|moderation)\s+(?:filter(?:ing|s)?|checks?|guardrails?|moderation|polic(?:y|ies)|rules)\b",
+        r"\byou(?:'re| are)\b[^.\n]{0,40}?\bwith\s+(?:unlimited|unrestricted|absolute)\s+(?:approval\s+|admin\s+)?"
+        r"(?:rights|authority|powers|permissions)\b",
         r"\b(?:you are|you're|u r) now\b" + _NOT_STATUS,
         r"\bfrom now on,?\s+(?:you\s+(?:are|will be|act|play|ignore|respond only|answer only|have no|must ignore)"
         r"|act|behave|pretend|ignore)\b",
@@ -226,6 +289,7 @@ ROLE_OVERRIDE: dict[str, list[str]] = {
         rf"(?:any\s+)?(?:{_NO_LIMITS})\b",
     ],
     "fr": [
+        r"\bfais-toi passer pour\b|\bfaites-vous passer pour\b",
         r"\b(?:tu es|vous etes|t'es) (?:desormais|maintenant|a present|dorenavant)\b(?!\s+(?:une?\s+)?(?:inscrite?s?|abonnee?s?|connectee?s?|enregistree?s?|eligibles?|client|cliente|membre)\b)",
         r"\b(?:a partir de maintenant|dorenavant|desormais|a partir d'aujourd'hui),?\s+(?:tu|vous)\s+(?:es|etes"
         r"|agis|agissez|joues|jouez|ignores|ignorez|obeis|obeissez|n'as plus|n'avez plus)\b",

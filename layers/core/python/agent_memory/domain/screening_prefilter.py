@@ -119,12 +119,18 @@ def _order(clause: frozenset[Trigger]) -> tuple[bool, int, int, tuple[tuple[str,
     fixed = tuple(sorted((t.text, t.word or "") for t in clause))
     if all(t.word is not None for t in clause):
         return (False, -shortest, len(clause), fixed)
-    cost = sum(1 + (20 if t.text in _COMMON_CHARS else 3 if len(t.text) == 2 else 0) for t in clause)
+    cost = sum(1 + (20 if _common(t.text) else 3 if len(t.text) == 2 else 0) for t in clause)
     return (True, cost, -shortest, fixed)
 
 
 # Characters that support text is full of: a poor thing to look for on their own.
 _COMMON_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789 \n\t.,:;'\"-()!?/#&%+*")
+
+
+def _common(text: str) -> bool:
+    """A character that support text is full of, or any single letter of another script (a Russian
+    text is full of "и", a Chinese one of "你")."""
+    return text in _COMMON_CHARS or (len(text) == 1 and text.isalpha())
 
 
 # --------------------------------------------------------------------------- derivation
@@ -349,7 +355,9 @@ class Prefilter:
     # the patterns that have no trigger and always run
     untriggered: frozenset[int] = field(init=False)
     _by_word: dict[str, frozenset[int]] = field(init=False, repr=False)
-    _by_text: tuple[tuple[str, frozenset[int]], ...] = field(init=False, repr=False)
+    # strings that are not words, by their first character: a text is looked through only for those
+    # that start with one of its characters (a Latin text never for the Chinese ones)
+    _by_text: dict[str, tuple[tuple[str, frozenset[int]], ...]] = field(init=False, repr=False)
     _word_clauses: dict[int, tuple[frozenset[str], ...]] = field(init=False, repr=False)
     _string_clauses: dict[int, tuple[str, ...]] = field(init=False, repr=False)
 
@@ -365,7 +373,10 @@ class Prefilter:
                 else:
                     by_text.setdefault(t.text, set()).add(i)
         self._by_word = {w: frozenset(ids) for w, ids in by_word.items()}
-        self._by_text = tuple((t, frozenset(ids)) for t, ids in sorted(by_text.items()))
+        by_first: dict[str, list[tuple[str, frozenset[int]]]] = {}
+        for string, ids in sorted(by_text.items()):
+            by_first.setdefault(string[0], []).append((string, frozenset(ids)))
+        self._by_text = {ch: tuple(strings) for ch, strings in by_first.items()}
         # the other clauses quick to check before a pattern runs: those that words answer, and
         # single strings
         self._word_clauses = {
@@ -389,9 +400,11 @@ class Prefilter:
         by_word = self._by_word
         for w in words.intersection(by_word):
             found |= by_word[w]
-        for t, ids in self._by_text:
-            if t in text:
-                found |= ids
+        by_text = self._by_text
+        for ch in by_text.keys() & set(text):
+            for t, ids in by_text[ch]:
+                if t in text:
+                    found |= ids
         word_clauses, string_clauses = self._word_clauses, self._string_clauses
         out = {
             i
