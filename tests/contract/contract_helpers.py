@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,9 @@ def record(tenant: str, subject: str = "S-1", **kw: Any) -> MemoryRecord:
         "effective_at": T0,
     }
     base.update(kw)
+    if base["status"] == "pending_approval" or base["authority"] in ("customer_claim", "agent_inference"):
+        # INV-MEM-02: an unverified note carries its bound (the table refuses one without)
+        base.setdefault("expires_at", base["created_at"] + timedelta(days=180))
     base.setdefault(
         "content_hash", content_hash(base["subject_id"], base["type"], base["slot"], base["content"])
     )

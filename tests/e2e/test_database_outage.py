@@ -157,6 +157,7 @@ def _request_per_route(memory_id: str) -> dict[tuple[str, str], tuple[str, Any]]
             },
         ),
         ("GET", "/v1/sessions/{session_id}"): ("/v1/sessions/S-OUT-1", None),
+        ("GET", "/v1/sessions/{session_id}/extraction"): ("/v1/sessions/S-OUT-1/extraction", None),
         ("PUT", "/v1/sessions/{session_id}/working/{key}"): (
             "/v1/sessions/S-OUT-1/working/topic",
             {"subject_id": s, "value": "invoice"},

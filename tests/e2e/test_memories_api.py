@@ -34,7 +34,8 @@ def tokens(api):
         "integration": api.token("acme", "crm-sync", ["integration"]),
         "agent": api.token("acme", "agent-7", ["agent"], clearance="confidential"),
         "reviewer": api.token("acme", "rev-1", ["reviewer"], clearance="confidential"),
-        "auditor": api.token("acme", "aud-1", ["auditor"]),
+        # the commercial claim is confidential: an auditor below that sees its id as unknown
+        "auditor": api.token("acme", "aud-1", ["auditor"], clearance="confidential"),
         "other_tenant_agent": api.token("globex", "agent-x", ["agent"], clearance="restricted"),
     }
 

@@ -117,7 +117,8 @@ def _stored(container: Any, tenant: str) -> tuple[list[dict[str, Any]], list[tup
         if isinstance(value, str):
             return order.get(value, value)
         if isinstance(value, dict):
-            return {k: named(v) for k, v in value.items()}
+            # a typed reason's digest is salted per tenant: the same words hash apart
+            return {k: "<digest>" if k == "side_text_sha256" else named(v) for k, v in value.items()}
         if isinstance(value, list):
             return [named(v) for v in value]
         return value

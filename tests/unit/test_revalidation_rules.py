@@ -93,7 +93,23 @@ def test_given_a_date_within_a_day_ahead_when_classified_then_accepted():
     assert classified(write(effective_at=NOW + DAY)).effective_at == NOW + DAY
 
 
-def test_given_a_sentiment_dated_ahead_asking_for_longer_when_classified_then_bounded_from_admission():
+def test_given_a_sentiment_dated_ahead_asking_for_longer_when_classified_then_refused():
+    # a write may only shorten its type's retention: asking past the bound is 422 naming expires_at
+    with pytest.raises(InvalidRequest) as refused:
+        classified(
+            write(
+                type="sentiment",
+                category=None,
+                slot=None,
+                content="Might expand next winter",
+                effective_at=NOW + 20 * 60 * timedelta(minutes=1),
+                expires_at=NOW + 400 * DAY,
+            )
+        )
+    assert refused.value.field == "expires_at"
+
+
+def test_given_a_sentiment_dated_ahead_when_classified_then_bounded_from_admission():
     c = classified(
         write(
             type="sentiment",
@@ -101,7 +117,6 @@ def test_given_a_sentiment_dated_ahead_asking_for_longer_when_classified_then_bo
             slot=None,
             content="Might expand next winter",
             effective_at=NOW + 20 * 60 * timedelta(minutes=1),
-            expires_at=NOW + 400 * DAY,
         )
     )
     assert c.expires_at == NOW + 180 * DAY

@@ -582,6 +582,8 @@ class ExportedEvent(ResponseModel):
     reason: str | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
     redacted: str | None = None
+    # the reasons and references a person typed (identifiers masked), kept beside the chain
+    free_text: dict[str, str] | None = None
 
 
 class ExportedWorkingValue(ResponseModel):

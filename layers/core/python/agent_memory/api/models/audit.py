@@ -22,10 +22,9 @@ class AuditEventView(ResponseModel):
     created_at: Timestamp
     prev_hash: str
     hash: str
-    free_text: dict[str, str] | None = Field(
-        default=None,
-        description="the reasons and references a person typed (identifiers masked), kept beside the "
-        "chain until the subject is erased; the payload holds each one's salted digest",
+    free_text: dict[str, str] | None = omitted_when_absent(
+        "the reasons and references a person typed (identifiers masked), kept beside the chain until "
+        "the subject is erased; the payload holds each one's salted digest"
     )
     redacted: Literal["above_clearance"] | None = omitted_when_absent(
         "about a record above the caller's clearance: its id and payload are left out (its hash "
