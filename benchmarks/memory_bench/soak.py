@@ -323,6 +323,13 @@ class SoakService:
         self._stop = threading.Event()
         self._sealer = threading.Thread(target=self._seal_loop, name="soak-sealer", daemon=True)
         self._sealer.start()
+        # The outbox relay sweep, as `memory serve` and the stack run it: a close whose message
+        # could not be sent after its commit (the database or the queue down at that moment) is
+        # sent by the sweep, not left queued.
+        from agent_memory.local.worker import ScheduledFunction
+
+        self.relay = ScheduledFunction("outbox_relay", interval_s=5.0, region="us-east-1")
+        self.relay.start()
         from agent_memory.adapters.aws import client
 
         self.sqs = client("sqs", self.aws.endpoint_url, "us-east-1")
@@ -412,6 +419,7 @@ class SoakService:
         from agent_memory.bootstrap import set_container
 
         self._stop.set()
+        self.relay.stop()
         with contextlib.suppress(Exception):  # never leave the server frozen
             for p in self._pg_processes():
                 p.send_signal(signal.SIGCONT)
