@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    StringConstraints,
+    field_serializer,
+    field_validator,
+)
 
 from agent_memory.domain.enums import FactCategory, MemoryType, Sensitivity
 from agent_memory.domain.memory_types import TYPE_SPECS
@@ -140,6 +148,12 @@ class PolicyProfile(BaseModel):
     personal_identifiers: dict[PersonalClass, PersonalHandling] = Field(
         default_factory=lambda: dict(_MASK_EVERY_PERSONAL_CLASS)
     )
+
+    @field_serializer("approval_required_categories", "ticket_resolved_statuses")
+    def _sorted(self, values: frozenset[str]) -> list[str]:
+        # a set's order follows the process's string hashing: sorted, the policy reads (and
+        # compares) the same in every process
+        return sorted(values)
 
     def kept_identifier_classes(self) -> frozenset[str]:
         """The personal identifier classes this tenant keeps as written."""
