@@ -57,6 +57,8 @@ class Classified:
     # (a backdated fact) is flagged from the start.
     last_validated_at: datetime | None = None
     needs_revalidation: bool = False
+    # Seed 002: a contest multiplies both records' confidence by this (the policy's factor).
+    contest_confidence_factor: float = 1.0
 
 
 def default_category(memory_type: MemoryType) -> str:
@@ -110,6 +112,7 @@ def classify(
         needs_approval=needs_approval,
         last_validated_at=last_validated_at,
         needs_revalidation=revalidation_due(memory_type, slot, effective_at, last_validated_at, policy, now),
+        contest_confidence_factor=policy.contest_confidence_factor,
     )
 
 
@@ -185,6 +188,10 @@ def _verdict(
         reasons.append("untrusted_instruction:" + ",".join(injection_signals))
         if final is not Decision.REJECTED:
             final = Decision.QUARANTINED
+    # Seed 002: "everything else below a confidence threshold ... is not retrievable": not stored.
+    if final is not Decision.QUARANTINED and write.confidence < policy.min_confidence_for(memory_type):
+        reasons.append("below_confidence_threshold")
+        final = Decision.REJECTED
     if final is None and expires_at is not None and expires_at <= now:
         reasons.append("already_expired")
         final = Decision.REJECTED

@@ -69,6 +69,8 @@ def _not_stored(first: str, codes: Sequence[str]) -> str:
         return "not stored: it is a question, not a statement to remember."
     if first == "older_than_active_version":
         return "not stored: a newer record of the same value is already on file."
+    if "below_confidence_threshold" in codes:
+        return "not stored: its confidence is below what this tenant requires before relying on it."
     if first == "outcome_not_confirmed":
         return "not stored: a resolution is kept only once its outcome is confirmed."
     if first in ("declined_to_state", "sensitive_identifier_only"):

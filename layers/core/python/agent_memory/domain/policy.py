@@ -39,6 +39,19 @@ HARD_TTL_BOUNDS_DAYS: dict[MemoryType, int] = {
 # Seed 000 (INV-MEM-02): "unverified conversational notes and customer sentiments must carry
 # expires_at <= now() + 180 days".
 UNVERIFIED_MAX_TTL_DAYS = 180
+# Seed 002: "everything else below a confidence threshold stays candidate and is not retrievable";
+# observations are "admitted as low-confidence candidates" (quarantined), so they have no threshold.
+# A write whose confidence is below its type's threshold is not stored (`below_confidence_threshold`).
+DEFAULT_MIN_CONFIDENCE: dict[MemoryType, float] = {
+    MemoryType.FACT: 0.5,
+    MemoryType.PREFERENCE: 0.5,
+    MemoryType.COMMITMENT: 0.5,
+    MemoryType.RESOLUTION: 0.5,
+    MemoryType.EPISODE: 0.3,
+    MemoryType.SENTIMENT: 0.3,
+}
+# Seed 002: "unresolvable conflicts keep both records marked contested, lower both confidences".
+CONTEST_CONFIDENCE_FACTOR = 0.8
 # Seed 000: "within an 80 ms p95 latency budget" (45 ms database, 15 ms serialization), keyed by the
 # retrieval stages the broker times (services/retrieval_models.StageClock).
 SEED_LATENCY_BUDGET_MS: dict[str, int] = {"total": 80, "db": 45, "serialize": 15}
@@ -108,6 +121,12 @@ class PolicyProfile(BaseModel):
     # approval) lives at most this many days from admission, until verification lifts it.
     unverified_max_ttl_days: int = Field(default=UNVERIFIED_MAX_TTL_DAYS, ge=1, le=UNVERIFIED_MAX_TTL_DAYS)
     retrieval_max_tokens: int = Field(default=2048, ge=64, le=200_000)
+    # The confidence a write of each type needs to be stored (a type not listed: none).
+    min_confidence: dict[MemoryType, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
+        default_factory=lambda: dict(DEFAULT_MIN_CONFIDENCE)
+    )
+    # What a contest multiplies both records' confidence by until a reviewer decides (seed 002).
+    contest_confidence_factor: float = Field(default=CONTEST_CONFIDENCE_FACTOR, gt=0.0, le=1.0)
     envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
     # A legal hold wins over erasure and the purge (GDPR Art. 17(3)(e)): held records are kept and
     # listed in the erasure's receipt. Fixed: no tenant may turn it off (`guardrail_violations`).
@@ -161,6 +180,9 @@ class PolicyProfile(BaseModel):
         """Whether `evidence_ref` is a reference this tenant accepts as evidence for an approval."""
         return re.fullmatch(self.evidence_ref_pattern, evidence_ref) is not None
 
+    def min_confidence_for(self, memory_type: MemoryType) -> float:
+        return self.min_confidence.get(memory_type, 0.0)
+
     def ttl_for(self, memory_type: MemoryType) -> int | None:
         return self.ttl_days.get(memory_type)
 
@@ -209,6 +231,7 @@ PROFILES: dict[str, PolicyProfile] = {
         ttl_days=dict.fromkeys(MemoryType, None),
         max_ttl_days={},
         revalidate_after_days={},  # years-old benchmark data is not "due" for anything
+        min_confidence={},  # benchmark turns are kept whatever their confidence
         retrieval_top_k_max=50,  # recall@10 and @50 are measured
         retrieval_max_tokens=100_000,
         envelope_tokens=100_000,

@@ -359,7 +359,7 @@ def _settle_contest(
                 before.id,
                 record.subject_id,
                 "contest_resolved_by_reviewer",
-                {"contested": False, "decided": record.id},
+                {"contested": False, "decided": record.id, "confidence_restored": True},
             )
         )
     return s.get_record(record.id), events
