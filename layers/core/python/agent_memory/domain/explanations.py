@@ -42,6 +42,11 @@ def explain(decision: Decision, reasons: Sequence[str], *, slot: str | None = No
     if decision is Decision.DUPLICATE:
         return "not stored again: the same memory is already on file."
     if decision is Decision.PENDING_APPROVAL:
+        if "sensitive_personal_detail" in codes:
+            return (
+                "held for confirmation: it states a sensitive personal detail, kept restricted and "
+                "not recalled until the customer or a reviewer confirms it."
+            )
         term = _COMMERCIAL_TERMS.get(slot or "", "a commercial term")
         return f"held for a reviewer: it states {term}, which needs approval before anyone relies on it."
     if decision is Decision.CONTESTED:

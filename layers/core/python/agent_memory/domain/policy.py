@@ -50,6 +50,8 @@ DEFAULT_MIN_CONFIDENCE: dict[MemoryType, float] = {
     MemoryType.EPISODE: 0.3,
     MemoryType.SENTIMENT: 0.3,
 }
+# Seed 002: "sensitive classes shortest" retention; 90 days, RET-01's episode ceiling (seed 003).
+SENSITIVE_RETENTION_DAYS = 90
 # Seed 002: "unresolvable conflicts keep both records marked contested, lower both confidences".
 CONTEST_CONFIDENCE_FACTOR = 0.8
 # Seed 000: "within an 80 ms p95 latency budget" (45 ms database, 15 ms serialization), keyed by the
@@ -125,6 +127,9 @@ class PolicyProfile(BaseModel):
     min_confidence: dict[MemoryType, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
         default_factory=lambda: dict(DEFAULT_MIN_CONFIDENCE)
     )
+    # Seed 002: "restricted retention for sensitive data": a sensitive personal detail (health,
+    # family status... domain/sensitive.py) is kept at most this many days from admission.
+    sensitive_retention_days: int = Field(default=SENSITIVE_RETENTION_DAYS, ge=1, le=SENSITIVE_RETENTION_DAYS)
     # What a contest multiplies both records' confidence by until a reviewer decides (seed 002).
     contest_confidence_factor: float = Field(default=CONTEST_CONFIDENCE_FACTOR, gt=0.0, le=1.0)
     envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
