@@ -74,6 +74,9 @@ def test_a_life_event_is_kept_as_a_restricted_fact_pending_confirmation(api, t, 
 
 
 def test_an_internal_clearance_agent_does_not_see_it(api, t, divorce):
+    # Given the held fact, which a restricted-clearance agent sees
+    assert [m for m in pending(api, t["restricted_agent"], divorce) if m["slot"] == "personal.family_status"]
+    # Then an internal-clearance agent listing the same subject does not
     assert not [m for m in pending(api, t["agent"], divorce) if m["slot"] == "personal.family_status"]
 
 
