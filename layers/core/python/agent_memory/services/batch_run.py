@@ -300,7 +300,9 @@ class BatchRun:
             assert marked is not None
             flags = [f for f in marked.flags if f != Flag.CONTESTED.value] + [Flag.CONTESTED.value]
             self._change(marked.model_copy(update={"flags": flags}), lambda: p.contested.append(marked.id))
-            p.contested.append(record.id)
+            # Seed 002: both confidences lowered once the rows are written (`_flush`), a contested
+            # record still pending in this batch too.
+            p.contested.extend(i for i in (marked.id, record.id) if i not in p.contested)
             p.contest_factor = ready.candidate.contest_confidence_factor
         sentences = ready.sentence_embeddings
         if keep_vector and sentences is not None and len(sentences):
