@@ -142,3 +142,23 @@ def test_approving_it_keeps_the_short_retention(api, t):
     assert memory["status"] == "active" and memory["sensitivity"] == "restricted"
     limit = datetime.now(UTC) + timedelta(days=retention_days(api, t), minutes=5)
     assert memory["expires_at"] is not None and datetime.fromisoformat(memory["expires_at"]) <= limit
+
+
+def test_the_customers_own_confirmation_admits_it_restricted(api, t):
+    # Given a sensitive detail the customer confirmed themselves
+    body = {
+        "subject_id": f"CLIENT-{next(_subjects)}",
+        "type": "fact",
+        "category": "ACCOUNT_PROFILE",
+        "slot": "personal.family_status",
+        "content": "My divorce is final.",
+        "source": {"kind": "customer_confirmed"},
+    }
+    reply = api.post("/v1/memories", body, token=t["restricted_agent"])
+    # Then it is admitted without a reviewer, still restricted and with the short retention
+    assert reply.status == 201, reply.body
+    assert reply.body["decision"] == "admitted"
+    memory = reply.body["memory"]
+    assert memory["sensitivity"] == "restricted"
+    limit = datetime.now(UTC) + timedelta(days=retention_days(api, t), minutes=5)
+    assert datetime.fromisoformat(memory["expires_at"]) <= limit

@@ -94,8 +94,11 @@ def classify(
     sensitive = sensitive_categories(write.content)
     if sensitive:
         reasons.append(SENSITIVE_REASON)  # which category stays out of reasons and the audit
-    unconfirmed = authority.rank < Authority.HUMAN_VERIFIED.rank
-    needs_approval = (held_for_approval or bool(sensitive)) and unconfirmed
+    # A sensitive detail waits for the customer's confirmation (a `customer_confirmed` source) or a
+    # reviewer's; a commercial term for a reviewer's.
+    needs_approval = (held_for_approval and authority.rank < Authority.HUMAN_VERIFIED.rank) or (
+        bool(sensitive) and authority.rank < Authority.CUSTOMER_CONFIRMED.rank
+    )
     unverified = TYPE_SPECS[memory_type].bounded_when_unverified and (
         needs_approval or authority.rank <= Authority.CUSTOMER_CLAIM.rank
     )
