@@ -91,7 +91,7 @@ def classify(
 
     # Seed 001: "sensitive personal detail -> restricted / confirmation"; seed 002: "restricted
     # retention for sensitive data".
-    sensitive = sensitive_categories(write.content)
+    sensitive = sensitive_categories(write.content) if policy.restrict_sensitive_details else ()
     if sensitive:
         reasons.append(SENSITIVE_REASON)  # which category stays out of reasons and the audit
     # A sensitive detail waits for the customer's confirmation (a `customer_confirmed` source) or a

@@ -129,6 +129,9 @@ class PolicyProfile(BaseModel):
     )
     # Seed 002: "restricted retention for sensitive data": a sensitive personal detail (health,
     # family status... domain/sensitive.py) is kept at most this many days from admission.
+    # Whether sensitive personal details take that restricted path; only the benchmark profile (years
+    # of personal chat to recall from) turns it off, and no tenant may (`guardrail_violations`).
+    restrict_sensitive_details: bool = True
     sensitive_retention_days: int = Field(default=SENSITIVE_RETENTION_DAYS, ge=1, le=SENSITIVE_RETENTION_DAYS)
     # What a contest multiplies both records' confidence by until a reviewer decides (seed 002).
     contest_confidence_factor: float = Field(default=CONTEST_CONFIDENCE_FACTOR, gt=0.0, le=1.0)
@@ -237,6 +240,7 @@ PROFILES: dict[str, PolicyProfile] = {
         max_ttl_days={},
         revalidate_after_days={},  # years-old benchmark data is not "due" for anything
         min_confidence={},  # benchmark turns are kept whatever their confidence
+        restrict_sensitive_details=False,  # benchmark chats are personal by design
         retrieval_top_k_max=50,  # recall@10 and @50 are measured
         retrieval_max_tokens=100_000,
         envelope_tokens=100_000,
@@ -277,6 +281,13 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
             (
                 "legal_hold_exempts_erasure",
                 "records under a legal hold are always kept through an erasure (GDPR Art. 17(3)(e))",
+            )
+        )
+    if not p.restrict_sensitive_details:
+        out.append(
+            (
+                "restrict_sensitive_details",
+                "sensitive personal details are always restricted and held for confirmation (seed 001)",
             )
         )
     if p.envelope_tokens > preset.envelope_tokens:
