@@ -95,6 +95,14 @@ def test_an_admin_changes_the_preset_and_a_ttl_and_the_next_write_follows_it(api
         ),
         ({"profile": "crm", "overrides": {"max_ttl_days": {"sentiment": None}}}, "overrides.max_ttl_days"),
         ({"profile": "crm", "overrides": []}, "overrides"),
+        (
+            {"profile": "wealth", "overrides": {"restrict_sensitive_details": False}},
+            "overrides.restrict_sensitive_details",
+        ),
+        (
+            {"profile": "crm", "overrides": {"sensitive_retention_days": 365}},
+            "overrides.sensitive_retention_days",
+        ),
     ],
 )
 def test_a_change_that_relaxes_a_hard_rule_or_is_malformed_is_refused_and_changes_nothing(

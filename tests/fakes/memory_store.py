@@ -92,6 +92,8 @@ class _TenantState:
     tombstones: list[_Tombstone] = field(default_factory=list)
     erasures: dict[str, dict[str, Any]] = field(default_factory=dict)
     policy: tuple[str, dict[str, Any]] | None = None
+    # confidence_before_contest: a contested record's confidence before the contest lowered it
+    before_contest: dict[str, float] = field(default_factory=dict)
 
     def copy(self) -> _TenantState:
         return _TenantState(
@@ -104,6 +106,7 @@ class _TenantState:
             tombstones=list(self.tombstones),
             erasures=dict(self.erasures),
             policy=self.policy,
+            before_contest=dict(self.before_contest),
         )
 
 
@@ -389,15 +392,28 @@ class MemoryTenantSession:
                 raise RetryableConflict("UniqueViolation")
 
     # -- the contested marker ------------------------------------------------------------------
-    def mark_contested(self, memory_ids: Sequence[str]) -> None:
+    def mark_contested(self, memory_ids: Sequence[str], confidence_factor: float = 1.0) -> None:
+        """As the adapter: the marker, and the confidence lowered once per contest (the one before kept)."""
         for i in memory_ids:
             if i in self._s.records:
                 self._set_flag(i, on=True)
+                if i not in self._s.before_contest:
+                    record = self._s.records[i]
+                    self._s.before_contest[i] = record.confidence
+                    self._s.records[i] = _changed(record, confidence=record.confidence * confidence_factor)
 
     def clear_contested(self, memory_ids: Sequence[str]) -> None:
         for i in memory_ids:
             if i in self._s.records:
                 self._set_flag(i, on=False)
+                self._restore_confidence(i)
+
+    def _restore_confidence(self, memory_id: str) -> None:
+        """A settled contest: the record left serving gets its confidence back, a loser keeps the lowered."""
+        before = self._s.before_contest.pop(memory_id, None)
+        record = self._s.records[memory_id]
+        if before is not None and str(record.status) == "active":
+            self._s.records[memory_id] = _changed(record, confidence=before)
 
     def settle_slot_contest(self, subject_id: str, slot: str) -> bool:
         active = self.active_for_slot(subject_id, slot)
@@ -408,6 +424,8 @@ class MemoryTenantSession:
             for r in self._s.records.values()
         )
         self._set_flag(active.id, on=waiting)
+        if not waiting:
+            self._restore_confidence(active.id)
         return waiting
 
     def _set_flag(self, memory_id: str, *, on: bool) -> None:

@@ -104,7 +104,8 @@ def _stored(container: Any, tenant: str) -> tuple[list[dict[str, Any]], list[tup
     with container.db.tenant_transaction(tenant) as conn:
         records = conn.execute(
             """SELECT id, subject_id, type, slot, status, flags, reasons, content, authority, sensitivity,
-                      version, supersedes_id, superseded_by_id, content_hash, embedding IS NULL AS no_vector
+                      version, supersedes_id, superseded_by_id, content_hash, embedding IS NULL AS no_vector,
+                      confidence, confidence_before_contest
                  FROM memory_records ORDER BY created_at, id"""
         ).fetchall()
         events = conn.execute(

@@ -27,6 +27,7 @@ from agent_memory.domain.memory_types import APPEND_ONLY_TYPES, SLOT_REQUIRED_TY
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import MemoryRecord, MemoryWrite
 from agent_memory.domain.revalidation import revalidation_due
+from agent_memory.domain.sensitive import SENSITIVE_REASON, sensitive_categories
 
 # A date a little ahead of the service's clock is a caller's clock or time zone; further ahead, it
 # is a date the caller cannot know yet, and it would outrank every later write of its slot.
@@ -52,11 +53,15 @@ class Classified:
     reasons: list[str] = field(default_factory=list)
     final: Decision | None = None
     needs_approval: bool = False
+    # Why it waits for a reviewer: a commercial term (INV-MEM-01) or a sensitive personal detail.
+    approval_reason: str = "commercial_term_requires_approval"
     # Admission records what a source said and when it held; only a verified source (the system
     # of record, a reviewer) confirms it as of now. A record already past its revalidation age
     # (a backdated fact) is flagged from the start.
     last_validated_at: datetime | None = None
     needs_revalidation: bool = False
+    # Seed 002: a contest multiplies both records' confidence by this (the policy's factor).
+    contest_confidence_factor: float = 1.0
 
 
 def default_category(memory_type: MemoryType) -> str:
@@ -84,11 +89,22 @@ def classify(
         reasons.append(f"{memory_type.value}_inferred_not_stated")
         memory_type, category, slot = MemoryType.OBSERVATION, default_category(MemoryType.OBSERVATION), None
 
-    needs_approval = held_for_approval and authority.rank < Authority.HUMAN_VERIFIED.rank
+    # Seed 001: "sensitive personal detail -> restricted / confirmation"; seed 002: "restricted
+    # retention for sensitive data".
+    sensitive = sensitive_categories(write.content) if policy.restrict_sensitive_details else ()
+    if sensitive:
+        reasons.append(SENSITIVE_REASON)  # which category stays out of reasons and the audit
+    # A sensitive detail waits for the customer's confirmation (a `customer_confirmed` source) or a
+    # reviewer's; a commercial term for a reviewer's.
+    needs_approval = (held_for_approval and authority.rank < Authority.HUMAN_VERIFIED.rank) or (
+        bool(sensitive) and authority.rank < Authority.CUSTOMER_CONFIRMED.rank
+    )
     unverified = TYPE_SPECS[memory_type].bounded_when_unverified and (
         needs_approval or authority.rank <= Authority.CUSTOMER_CLAIM.rank
     )
-    effective_at, expires_at = _dates(write, memory_type, policy, now, unverified=unverified)
+    effective_at, expires_at = _dates(
+        write, memory_type, policy, now, unverified=unverified, sensitive=bool(sensitive)
+    )
     final = _verdict(
         write, memory_type, slot, category, policy, injection_signals, expires_at, now, reasons=reasons
     )
@@ -101,15 +117,21 @@ def classify(
         category=category,
         slot=slot,
         authority=authority,
-        sensitivity=_sensitivity(write, category, masked_kinds, policy),
+        sensitivity=Sensitivity.RESTRICTED
+        if sensitive
+        else _sensitivity(write, category, masked_kinds, policy),
         effective_at=effective_at,
         expires_at=expires_at,
         flags=flags,
         reasons=reasons,
         final=final,
         needs_approval=needs_approval,
+        approval_reason=SENSITIVE_REASON
+        if sensitive and not held_for_approval
+        else Classified.approval_reason,
         last_validated_at=last_validated_at,
         needs_revalidation=revalidation_due(memory_type, slot, effective_at, last_validated_at, policy, now),
+        contest_confidence_factor=policy.contest_confidence_factor,
     )
 
 
@@ -128,17 +150,26 @@ def _check_shape(write: MemoryWrite) -> None:
 
 
 def _dates(
-    write: MemoryWrite, memory_type: MemoryType, policy: PolicyProfile, now: datetime, *, unverified: bool
+    write: MemoryWrite,
+    memory_type: MemoryType,
+    policy: PolicyProfile,
+    now: datetime,
+    *,
+    unverified: bool,
+    sensitive: bool = False,
 ) -> tuple[datetime, datetime | None]:
     """When the memory takes effect and when it expires (a closed commitment: its retention after);
-    `unverified`: a note below verification, kept at most the policy's unverified_max_ttl_days."""
+    `unverified`: a note below verification, kept at most the policy's unverified_max_ttl_days;
+    `sensitive`: a sensitive personal detail, kept at most the policy's sensitive_retention_days."""
     effective_at = write.effective_at or now
     if effective_at > now + MAX_FUTURE_EFFECTIVE:
         raise InvalidRequest(
             "effective_at may lie at most one day after now (when the memory is admitted)",
             field="effective_at",
         )
-    expires_at = _expiry(memory_type, effective_at, write.expires_at, policy, now, unverified=unverified)
+    expires_at = _expiry(
+        memory_type, effective_at, write.expires_at, policy, now, unverified=unverified, sensitive=sensitive
+    )
     closed = closed_at(write.value) if memory_type is MemoryType.COMMITMENT else None
     if closed is not None and not effective_at <= closed <= now:
         raise InvalidRequest(
@@ -185,6 +216,10 @@ def _verdict(
         reasons.append("untrusted_instruction:" + ",".join(injection_signals))
         if final is not Decision.REJECTED:
             final = Decision.QUARANTINED
+    # Seed 002: "everything else below a confidence threshold ... is not retrievable": not stored.
+    if final is not Decision.QUARANTINED and write.confidence < policy.min_confidence_for(memory_type):
+        reasons.append("below_confidence_threshold")
+        final = Decision.REJECTED
     if final is None and expires_at is not None and expires_at <= now:
         reasons.append("already_expired")
         final = Decision.REJECTED
@@ -218,14 +253,20 @@ def _expiry(
     now: datetime,
     *,
     unverified: bool,
+    sensitive: bool = False,
 ) -> datetime | None:
     """The latest a record may live: its type's TTL from the effective date (never from later than
     admission), and the hard bounds from admission whatever `effective_at` says: the type's
-    (INV-MEM-02: sentiment 180 days) and, for an unverified note, the policy's unverified bound
-    (INV-MEM-02 again). A caller's `expires_at` may shorten that, never lengthen it (422)."""
+    (INV-MEM-02: sentiment 180 days), for an unverified note the policy's unverified bound
+    (INV-MEM-02 again), and for a sensitive personal detail the policy's sensitive retention (seed
+    002). A caller's `expires_at` may shorten that, never lengthen it (422)."""
     ttl = policy.ttl_for(memory_type)
     latest = min(effective_at, now) + timedelta(days=ttl) if ttl is not None else None
-    bounds = (policy.max_ttl_days.get(memory_type), policy.unverified_max_ttl_days if unverified else None)
+    bounds = (
+        policy.max_ttl_days.get(memory_type),
+        policy.unverified_max_ttl_days if unverified else None,
+        policy.sensitive_retention_days if sensitive else None,
+    )
     for days in bounds:
         if days is not None:
             hard = now + timedelta(days=days)
@@ -244,11 +285,19 @@ def _expiry(
 
 
 def expiry_once_verified(
-    memory_type: MemoryType, effective_at: datetime, admitted_at: datetime, policy: PolicyProfile
+    memory_type: MemoryType,
+    effective_at: datetime,
+    admitted_at: datetime,
+    policy: PolicyProfile,
+    *,
+    sensitive: bool = False,
 ) -> datetime | None:
     """When a record verified after admission (a reviewer's approval) expires: its type's TTL and
-    hard bound as at admission, without the unverified-note bound (INV-MEM-02) it no longer needs."""
-    return _expiry(memory_type, effective_at, None, policy, admitted_at, unverified=False)
+    hard bound as at admission, without the unverified-note bound (INV-MEM-02) it no longer needs;
+    a sensitive personal detail keeps its short retention (seed 002)."""
+    return _expiry(
+        memory_type, effective_at, None, policy, admitted_at, unverified=False, sensitive=sensitive
+    )
 
 
 def _sensitivity(
@@ -296,9 +345,8 @@ def resolve_conflict(candidate: Classified, active: MemoryRecord | None) -> Conf
     - a lower-authority contradiction is contested and the active record stays (INC-2890).
     """
     if candidate.needs_approval:
-        return ConflictOutcome(
-            Decision.PENDING_APPROVAL, ("commercial_term_requires_approval",), conflicts_with=active
-        )
+        why = () if candidate.approval_reason in candidate.reasons else (candidate.approval_reason,)
+        return ConflictOutcome(Decision.PENDING_APPROVAL, why, conflicts_with=active)
     if active is None:
         return ConflictOutcome(Decision.ADMITTED)
     candidate_rank, active_rank = candidate.authority.rank, active.authority.rank

@@ -217,12 +217,13 @@ def _date(dt: datetime | None) -> str:
     return dt.date().isoformat() if dt else "unknown"
 
 
-CONTESTED_NOTE = "; contested: a lower-authority source disagrees, awaiting review"
+CONTESTED_NOTE = "; contested: a lower-authority source disagrees, awaiting review, confidence lowered"
 
 
 def render_memory(r: RetrievedMemory, *, contested: bool = False, needs_revalidation: bool = False) -> str:
-    """One memory's context line; a contested one still served says so (seed 002), and one due for
-    revalidation says that too."""
+    """One memory's context line, with its confidence (seed 002: "provenance and confidence shown to
+    the agent"); a contested one still served says so (seed 002), and one due for revalidation says
+    that too."""
     src = r.source
     origin = " ".join(escape_text(x) for x in (src.system, src.reference) if x)
     source = f"{src.kind.value}{' ' + origin if origin else ''}"
@@ -231,7 +232,8 @@ def render_memory(r: RetrievedMemory, *, contested: bool = False, needs_revalida
         kind += "".join(f" {k} {escape_text(str(v))}" for k, v in commitment_view(r).items() if v is not None)
     line = (
         f"- [{r.id}] {escape_text(r.content)} (source: {source}; authority: {r.authority.value}; "
-        f"{kind}; effective {_date(r.effective_at)}{CONTESTED_NOTE if contested else ''})"
+        f"{kind}; effective {_date(r.effective_at)}; confidence {r.confidence:.2f}"
+        f"{CONTESTED_NOTE if contested else ''})"
     )
     return mark_needs_revalidation(line) if needs_revalidation else line
 

@@ -184,7 +184,13 @@ def _with_events(verdict: AdmissionDecision, candidate: Candidate) -> AdmissionD
                 PlannedEvent(EventType.SUPERSEDED, verdict.supersedes.id, "superseded_by_newer_version", by)
             )
         if verdict.contests is not None:
-            marker = {"contested": True, "contested_by": new_id, "slot": c.slot}
+            # seed 002: both records' confidence multiplied by the policy's factor until a review
+            marker = {
+                "contested": True,
+                "contested_by": new_id,
+                "slot": c.slot,
+                "confidence_factor": c.contest_confidence_factor,
+            }
             events.append(
                 PlannedEvent(EventType.UPDATED, verdict.contests.id, "contested_by_lower_authority", marker)
             )

@@ -42,6 +42,11 @@ def explain(decision: Decision, reasons: Sequence[str], *, slot: str | None = No
     if decision is Decision.DUPLICATE:
         return "not stored again: the same memory is already on file."
     if decision is Decision.PENDING_APPROVAL:
+        if "sensitive_personal_detail" in codes:
+            return (
+                "held for confirmation: it states a sensitive personal detail, kept restricted and "
+                "not recalled until the customer or a reviewer confirms it."
+            )
         term = _COMMERCIAL_TERMS.get(slot or "", "a commercial term")
         return f"held for a reviewer: it states {term}, which needs approval before anyone relies on it."
     if decision is Decision.CONTESTED:
@@ -69,6 +74,8 @@ def _not_stored(first: str, codes: Sequence[str]) -> str:
         return "not stored: it is a question, not a statement to remember."
     if first == "older_than_active_version":
         return "not stored: a newer record of the same value is already on file."
+    if "below_confidence_threshold" in codes:
+        return "not stored: its confidence is below what this tenant requires before relying on it."
     if first == "outcome_not_confirmed":
         return "not stored: a resolution is kept only once its outcome is confirmed."
     if first in ("declined_to_state", "sensitive_identifier_only"):

@@ -47,6 +47,21 @@ HARD_TTL_BOUNDS_DAYS: dict[MemoryType, int] = {
 # Seed 000 (INV-MEM-02): "unverified conversational notes and customer sentiments must carry
 # expires_at <= now() + 180 days".
 UNVERIFIED_MAX_TTL_DAYS = 180
+# Seed 002: "everything else below a confidence threshold stays candidate and is not retrievable";
+# observations are "admitted as low-confidence candidates" (quarantined), so they have no threshold.
+# A write whose confidence is below its type's threshold is not stored (`below_confidence_threshold`).
+DEFAULT_MIN_CONFIDENCE: dict[MemoryType, float] = {
+    MemoryType.FACT: 0.5,
+    MemoryType.PREFERENCE: 0.5,
+    MemoryType.COMMITMENT: 0.5,
+    MemoryType.RESOLUTION: 0.5,
+    MemoryType.EPISODE: 0.3,
+    MemoryType.SENTIMENT: 0.3,
+}
+# Seed 002: "sensitive classes shortest" retention; 90 days, RET-01's episode ceiling (seed 003).
+SENSITIVE_RETENTION_DAYS = 90
+# Seed 002: "unresolvable conflicts keep both records marked contested, lower both confidences".
+CONTEST_CONFIDENCE_FACTOR = 0.8
 # Seed 000: "within an 80 ms p95 latency budget" (45 ms database, 15 ms serialization), keyed by the
 # retrieval stages the broker times (services/retrieval_models.StageClock).
 SEED_LATENCY_BUDGET_MS: dict[str, int] = {"total": 80, "db": 45, "serialize": 15}
@@ -116,6 +131,18 @@ class PolicyProfile(BaseModel):
     # approval) lives at most this many days from admission, until verification lifts it.
     unverified_max_ttl_days: int = Field(default=UNVERIFIED_MAX_TTL_DAYS, ge=1, le=UNVERIFIED_MAX_TTL_DAYS)
     retrieval_max_tokens: int = Field(default=2048, ge=64, le=200_000)
+    # The confidence a write of each type needs to be stored (a type not listed: none).
+    min_confidence: dict[MemoryType, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
+        default_factory=lambda: dict(DEFAULT_MIN_CONFIDENCE)
+    )
+    # Seed 002: "restricted retention for sensitive data": a sensitive personal detail (health,
+    # family status... domain/sensitive.py) is kept at most this many days from admission.
+    # Whether sensitive personal details take that restricted path; only the benchmark profile (years
+    # of personal chat to recall from) turns it off, and no tenant may (`guardrail_violations`).
+    restrict_sensitive_details: bool = True
+    sensitive_retention_days: int = Field(default=SENSITIVE_RETENTION_DAYS, ge=1, le=SENSITIVE_RETENTION_DAYS)
+    # What a contest multiplies both records' confidence by until a reviewer decides (seed 002).
+    contest_confidence_factor: float = Field(default=CONTEST_CONFIDENCE_FACTOR, gt=0.0, le=1.0)
     envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
     # A legal hold wins over erasure and the purge (GDPR Art. 17(3)(e)): held records are kept and
     # listed in the erasure's receipt. Fixed: no tenant may turn it off (`guardrail_violations`).
@@ -175,6 +202,9 @@ class PolicyProfile(BaseModel):
         """Whether `evidence_ref` is a reference this tenant accepts as evidence for an approval."""
         return re.fullmatch(self.evidence_ref_pattern, evidence_ref) is not None
 
+    def min_confidence_for(self, memory_type: MemoryType) -> float:
+        return self.min_confidence.get(memory_type, 0.0)
+
     def ttl_for(self, memory_type: MemoryType) -> int | None:
         return self.ttl_days.get(memory_type)
 
@@ -223,6 +253,8 @@ PROFILES: dict[str, PolicyProfile] = {
         ttl_days=dict.fromkeys(MemoryType, None),
         max_ttl_days={},
         revalidate_after_days={},  # years-old benchmark data is not "due" for anything
+        min_confidence={},  # benchmark turns are kept whatever their confidence
+        restrict_sensitive_details=False,  # benchmark chats are personal by design
         retrieval_top_k_max=50,  # recall@10 and @50 are measured
         retrieval_max_tokens=100_000,
         envelope_tokens=100_000,
@@ -263,6 +295,13 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
             (
                 "legal_hold_exempts_erasure",
                 "records under a legal hold are always kept through an erasure (GDPR Art. 17(3)(e))",
+            )
+        )
+    if not p.restrict_sensitive_details:
+        out.append(
+            (
+                "restrict_sensitive_details",
+                "sensitive personal details are always restricted and held for confirmation (seed 001)",
             )
         )
     if p.envelope_tokens > preset.envelope_tokens:

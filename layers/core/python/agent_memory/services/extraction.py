@@ -33,6 +33,7 @@ from agent_memory.domain.extraction import (
 )
 from agent_memory.domain.hashing import text_hash
 from agent_memory.domain.records import MemoryWrite, Principal, Source, SourceSpan, WriteResult
+from agent_memory.domain.sensitive import restrict_sensitive
 from agent_memory.domain.statement_rules import SYSTEM_OF_RECORD_CLAIM, apply_statement_rules, statement_text
 from agent_memory.observability import logger
 from agent_memory.ports.extractor import ExtractionFailed, Extractor
@@ -157,6 +158,9 @@ class ExtractionWorker:
         # The form and speaker rules, whatever the extractor: questions, agents' sentences, and
         # statements about what the system of record owns (checked against its live value below).
         result = apply_statement_rules(result, transcript, slot_of_field)
+        # Seed 001: a sensitive personal detail takes the restricted path rather than being dropped.
+        if policy.restrict_sensitive_details:
+            result = restrict_sensitive(result, transcript)
         claims = [s for s in result.skipped if s.reason == SYSTEM_OF_RECORD_CLAIM and s.field]
         verdicts = self._judge_claims(tenant_id, transcript, claims)
         principal = Principal(

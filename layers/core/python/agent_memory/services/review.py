@@ -22,6 +22,7 @@ from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, No
 from agent_memory.domain.memory_types import FAMILY_INDEPENDENT_REASON, family_slots
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import MemoryRecord, Principal, Source, new_id, utcnow
+from agent_memory.domain.sensitive import SENSITIVE_REASON
 from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
 from agent_memory.services.authorization import require_mutation, visible
 from agent_memory.services.policies import PolicyRegistry
@@ -118,7 +119,13 @@ class ReviewService:
         if active is not None:
             s.supersede(active.id, record.id, now)
             superseded.append(active.id)
-        expires_at = expiry_once_verified(record.type, record.effective_at, record.created_at, policy)
+        expires_at = expiry_once_verified(
+            record.type,
+            record.effective_at,
+            record.created_at,
+            policy,
+            sensitive=SENSITIVE_REASON in record.reasons,
+        )
         approved = s.update_status(
             record.id,
             Status.ACTIVE.value,
@@ -359,7 +366,7 @@ def _settle_contest(
                 before.id,
                 record.subject_id,
                 "contest_resolved_by_reviewer",
-                {"contested": False, "decided": record.id},
+                {"contested": False, "decided": record.id, "confidence_restored": True},
             )
         )
     return s.get_record(record.id), events

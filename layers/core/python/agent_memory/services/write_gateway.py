@@ -358,8 +358,8 @@ def _persist(
     if verdict.supersedes is not None:
         session.supersede(verdict.supersedes.id, record.id, now)
     session.insert_record(record, ready.embedding if verdict.keep_vector else None)
-    if verdict.contests is not None:
-        session.mark_contested([verdict.contests.id])
+    if verdict.contests is not None:  # seed 002: both records marked, both confidences lowered
+        session.mark_contested([verdict.contests.id, record.id], ready.candidate.contest_confidence_factor)
     sentences = ready.sentence_embeddings
     if verdict.keep_vector and sentences is not None and len(sentences):
         session.insert_sentences(record.id, record.subject_id, sentences)

@@ -11,25 +11,37 @@ from psycopg.rows import DictRow
 from agent_memory.domain.enums import Flag
 
 CONTESTED = Flag.CONTESTED.value
+# A settled contest gives the record left serving (the winner) the confidence it had before the
+# contest lowered it; a loser (rejected, superseded) keeps the lowered one.
+_RESTORE = (
+    "confidence = CASE WHEN status = 'active' THEN coalesce(confidence_before_contest, confidence)"
+    " ELSE confidence END, confidence_before_contest = NULL"
+)
 
 
 class ContestedQueries:
     conn: psycopg.Connection[DictRow]
     tenant_id: str
 
-    def mark_contested(self, memory_ids: Sequence[str]) -> None:
-        """Add the marker (once) to these records."""
+    def mark_contested(self, memory_ids: Sequence[str], confidence_factor: float = 1.0) -> None:
+        """Add the marker (once) to these records and lower their confidence by `confidence_factor`
+        (seed 002: a contest lowers both confidences), once per contest: the confidence before is
+        kept until the contest is settled (`_RESTORE`)."""
         self.conn.execute(
-            """UPDATE memory_records SET flags = array_append(array_remove(flags, %(f)s), %(f)s)
+            """UPDATE memory_records SET flags = array_append(array_remove(flags, %(f)s), %(f)s),
+                      confidence_before_contest = coalesce(confidence_before_contest, confidence),
+                      confidence = CASE WHEN confidence_before_contest IS NULL
+                                        THEN confidence * %(k)s ELSE confidence END
                 WHERE tenant_id = %(t)s AND id = ANY(%(ids)s)""",
-            {"f": CONTESTED, "t": self.tenant_id, "ids": list(memory_ids)},
+            {"f": CONTESTED, "t": self.tenant_id, "ids": list(memory_ids), "k": confidence_factor},
         )
 
     def clear_contested(self, memory_ids: Sequence[str]) -> None:
         """Remove the marker from these records (a reviewer decided, or the record left service)."""
         self.conn.execute(
-            """UPDATE memory_records SET flags = array_remove(flags, %(f)s)
-                WHERE tenant_id = %(t)s AND id = ANY(%(ids)s) AND %(f)s = ANY(flags)""",
+            f"""UPDATE memory_records SET flags = array_remove(flags, %(f)s), {_RESTORE}
+                WHERE tenant_id = %(t)s AND id = ANY(%(ids)s)
+                  AND (%(f)s = ANY(flags) OR confidence_before_contest IS NOT NULL)""",
             {"f": CONTESTED, "t": self.tenant_id, "ids": list(memory_ids)},
         )
 
@@ -40,7 +52,10 @@ class ContestedQueries:
         row = self.conn.execute(
             """UPDATE memory_records r
                   SET flags = CASE WHEN w.waiting THEN array_append(array_remove(r.flags, %(f)s), %(f)s)
-                                   ELSE array_remove(r.flags, %(f)s) END
+                                   ELSE array_remove(r.flags, %(f)s) END,
+                      confidence = CASE WHEN w.waiting THEN r.confidence
+                                        ELSE coalesce(r.confidence_before_contest, r.confidence) END,
+                      confidence_before_contest = CASE WHEN w.waiting THEN r.confidence_before_contest END
                  FROM (SELECT EXISTS (SELECT 1 FROM memory_records c
                                        WHERE c.tenant_id = %(t)s AND c.subject_id = %(s)s
                                          AND c.slot = %(slot)s AND c.status = 'contested') AS waiting) w
@@ -57,7 +72,7 @@ class ContestedQueries:
         subjects of those it cleared."""
         return list(
             self.conn.execute(
-                """UPDATE memory_records r SET flags = array_remove(r.flags, %(f)s)
+                f"""UPDATE memory_records r SET flags = array_remove(r.flags, %(f)s), {_RESTORE}
                     WHERE r.tenant_id = %(t)s AND r.id IN (
                           SELECT s.id FROM memory_records s
                            WHERE s.tenant_id = %(t)s AND s.status = 'active' AND %(f)s = ANY(s.flags)
