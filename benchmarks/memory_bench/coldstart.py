@@ -1,0 +1,189 @@
+"""`memory bench coldstart`: each handler's cold import, in fresh processes, beside the floor.
+
+For every function of the function table, a fresh interpreter imports `functions/<name>/handler.py`
+(its folder first on `sys.path`, as Lambda puts the code asset) under `-X importtime`, several
+times; the report gives the median import seconds, its ratio to the floor, and the five modules
+with the largest cumulative import time in the median run. The floor is a bare Powertools handler
+(Logger, Metrics, the REST resolver; Tracer imported), pydantic and psycopg, timed the same way in
+the same run, so the ratios hold on a shared, noisy machine where the seconds do not.
+
+Where a handler can answer without a database, the first invocation is timed too (the health
+route answers 503 when its database refuses the connection). One discarded run per handler first
+compiles its bytecode, as a deployed package ships it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from agent_memory.functions_spec import FUNCTIONS, functions_dir
+
+FLOOR = "floor"
+# The handler a fresh process imports, then (when an event is named) invokes once.
+_CHILD = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+t0 = time.perf_counter()
+import handler
+imported = time.perf_counter() - t0
+first = None
+if len(sys.argv) > 2:
+    from agent_memory.local.lambda_context import LocalLambdaContext
+    event = json.loads(open(sys.argv[2]).read())
+    t1 = time.perf_counter()
+    response = handler.lambda_handler(event, LocalLambdaContext(function_name="coldstart"))
+    first = time.perf_counter() - t1
+print(json.dumps({"import_s": imported, "first_invocation_s": first}))
+"""
+_FLOOR_HANDLER = """
+import psycopg
+import pydantic
+from aws_lambda_powertools import Logger, Metrics, Tracer  # noqa: F401  (Tracer: imported, as every handler does)
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+
+logger = Logger(service="floor")
+metrics = Metrics(namespace="Floor", service="floor")
+app = APIGatewayRestResolver()
+
+
+class Pong(pydantic.BaseModel):
+    ok: bool = True
+
+
+@app.get("/ping")
+def ping() -> dict:
+    return Pong().model_dump()
+
+
+def lambda_handler(event, context):
+    return app.resolve(event, context)
+"""
+# Handlers whose first invocation needs no database or secret: the sample event to send.
+FIRST_INVOCATION_EVENTS = {"health": "health/health.json"}
+# The database a handler reaches when invoked here: a port nothing listens on (refused at once).
+_NO_DATABASE = "postgresql://coldstart@127.0.0.1:9/coldstart"
+
+
+def _events_dir() -> Path:
+    return functions_dir().parent / "events"
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "AWS_LAMBDA_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the discarded first run writes the bytecode
+    env.update(
+        {
+            "DATABASE_URL": _NO_DATABASE,
+            "MEMORY_DATABASE_POOL_TIMEOUT_S": "1",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+        }
+    )
+    return env
+
+
+def parse_importtime(stderr: str) -> list[tuple[str, int]]:
+    """(module, cumulative microseconds) of every line `-X importtime` wrote."""
+    rows: list[tuple[str, int]] = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        _, cumulative, name = line[len("import time:") :].split("|", 2)
+        rows.append((name.strip(), int(cumulative)))
+    return rows
+
+
+def top_modules(rows: list[tuple[str, int]], n: int = 5) -> list[dict[str, Any]]:
+    """The n modules with the largest cumulative time, the handler itself left out."""
+    ranked = sorted((r for r in rows if r[0] != "handler"), key=lambda r: r[1], reverse=True)
+    return [{"module": name, "cumulative_s": round(us / 1e6, 3)} for name, us in ranked[:n]]
+
+
+def _run_once(folder: Path, event: Path | None, env: dict[str, str]) -> tuple[dict[str, Any], str]:
+    argv = [sys.executable, "-X", "importtime", "-c", _CHILD, str(folder)]
+    if event is not None:
+        argv.append(str(event))
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=folder, timeout=120)  # noqa: S603  (this interpreter, our script)
+    if done.returncode != 0:
+        raise RuntimeError(f"{folder.name}: the import failed\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+def measure(folder: Path, runs: int, event: Path | None, env: dict[str, str]) -> dict[str, Any]:
+    _run_once(folder, event, env)  # compiles the bytecode; not counted
+    samples = [_run_once(folder, event, env) for _ in range(runs)]
+    imports = [s["import_s"] for s, _ in samples]
+    median = statistics.median(imports)
+    # The run nearest the median names the modules.
+    _, stderr = min(samples, key=lambda s: abs(s[0]["import_s"] - median))
+    firsts = [s["first_invocation_s"] for s, _ in samples if s["first_invocation_s"] is not None]
+    return {
+        "import_s": round(median, 3),
+        "import_runs_s": [round(x, 3) for x in imports],
+        "first_invocation_s": round(statistics.median(firsts), 3) if firsts else None,
+        "top_modules": top_modules(parse_importtime(stderr)),
+    }
+
+
+def run(runs: int = 5, names: list[str] | None = None) -> dict[str, Any]:
+    env = _child_env()
+    selected = [spec.name for spec in FUNCTIONS if names is None or spec.name in names]
+    unknown = set(names or ()) - set(selected)
+    if unknown:
+        raise ValueError(f"no such function: {', '.join(sorted(unknown))}")
+    with tempfile.TemporaryDirectory(prefix="coldstart-floor-") as tmp:
+        floor_dir = Path(tmp)
+        (floor_dir / "handler.py").write_text(_FLOOR_HANDLER)
+        floor = measure(floor_dir, runs, None, env)
+    handlers: dict[str, Any] = {}
+    for name in selected:
+        event = FIRST_INVOCATION_EVENTS.get(name)
+        result = measure(functions_dir() / name, runs, _events_dir() / event if event else None, env)
+        result["ratio_to_floor"] = round(result["import_s"] / floor["import_s"], 2)
+        handlers[name] = result
+    return {
+        "runs": runs,
+        "python": sys.version.split()[0],
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "floor": floor,
+        "handlers": handlers,
+    }
+
+
+def table(report: dict[str, Any]) -> str:
+    lines = [
+        f"{'handler':<14} {'import s':>9} {'x floor':>8} {'1st call s':>10}  top modules (cumulative s)",
+    ]
+
+    def row(name: str, r: dict[str, Any], ratio: str) -> str:
+        first = "" if r["first_invocation_s"] is None else f"{r['first_invocation_s']:.3f}"
+        top = ", ".join(f"{m['module']} {m['cumulative_s']:.2f}" for m in r["top_modules"][:3])
+        return f"{name:<14} {r['import_s']:>9.3f} {ratio:>8} {first:>10}  {top}"
+
+    lines.append(row(FLOOR, report["floor"], "1.00"))
+    for name, r in report["handlers"].items():
+        lines.append(row(name, r, f"{r['ratio_to_floor']:.2f}"))
+    lines.append(f"median of {report['runs']} fresh processes each; load average {report['load_average']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> tuple[dict[str, Any], str | None]:
+    p = argparse.ArgumentParser(
+        prog="memory bench coldstart",
+        description="Each handler's import (and, without a database, first invocation) in fresh "
+        "processes, beside a bare Powertools + pydantic + psycopg handler in the same run.",
+    )
+    p.add_argument("--runs", type=int, default=5, help="counted fresh processes per handler (median)")
+    p.add_argument("--only", nargs="+", metavar="NAME", help="these functions only")
+    p.add_argument("--json", help="write the full report here")
+    a = p.parse_args(argv)
+    if a.runs < 1:
+        p.error("--runs must be 1 or more")
+    return run(a.runs, a.only), a.json
