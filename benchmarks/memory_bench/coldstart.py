@@ -8,7 +8,8 @@ with the largest cumulative import time in the median run. The floor is a bare P
 the same run, so the ratios hold on a shared, noisy machine where the seconds do not.
 
 Where a handler can answer without a database, the first invocation is timed too (the health
-route answers 503 when its database refuses the connection). One discarded run per handler first
+route answers 503 when its database refuses the connection). For the functions that embed on
+every call, the embedding model's load (and the extractor's, for `extract`) is timed apart. One discarded run per handler first
 compiles its bytecode, as a deployed package ships it.
 """
 
@@ -34,14 +35,24 @@ sys.path.insert(0, sys.argv[1])
 t0 = time.perf_counter()
 import handler
 imported = time.perf_counter() - t0
-first = None
-if len(sys.argv) > 2:
+first = model = None
+if sys.argv[2]:
     from agent_memory.local.lambda_context import LocalLambdaContext
     event = json.loads(open(sys.argv[2]).read())
     t1 = time.perf_counter()
     response = handler.lambda_handler(event, LocalLambdaContext(function_name="coldstart"))
     first = time.perf_counter() - t1
-print(json.dumps({"import_s": imported, "first_invocation_s": first}))
+if sys.argv[3]:
+    from agent_memory.bootstrap import build_embedder, build_extractor
+    from agent_memory.config import Settings
+    t2 = time.perf_counter()
+    settings = Settings()
+    embedder = build_embedder(settings)
+    embedder.embed(["warm up"])
+    if sys.argv[3] == "extractor":
+        build_extractor(settings, embedder)
+    model = time.perf_counter() - t2
+print(json.dumps({"import_s": imported, "first_invocation_s": first, "model_init_s": model}))
 """
 _FLOOR_HANDLER = """
 import psycopg
@@ -68,6 +79,9 @@ def lambda_handler(event, context):
 """
 # Handlers whose first invocation needs no database or secret: the sample event to send.
 FIRST_INVOCATION_EVENTS = {"health": "health/health.json"}
+# The functions that embed on every call, and what their first call loads beside the import: the
+# embedder (built and run once) and, for the extraction worker, the extractor over it.
+MODEL_LOADING = {"memories": "embedder", "retrieve": "embedder", "extract": "extractor"}
 # The database a handler reaches when invoked here: a port nothing listens on (refused at once).
 _NO_DATABASE = "postgresql://coldstart@127.0.0.1:9/coldstart"
 
@@ -106,28 +120,33 @@ def top_modules(rows: list[tuple[str, int]], n: int = 5) -> list[dict[str, Any]]
     return [{"module": name, "cumulative_s": round(us / 1e6, 3)} for name, us in ranked[:n]]
 
 
-def _run_once(folder: Path, event: Path | None, env: dict[str, str]) -> tuple[dict[str, Any], str]:
-    argv = [sys.executable, "-X", "importtime", "-c", _CHILD, str(folder)]
-    if event is not None:
-        argv.append(str(event))
+def _run_once(
+    folder: Path, event: Path | None, model: str | None, env: dict[str, str]
+) -> tuple[dict[str, Any], str]:
+    argv = [sys.executable, "-X", "importtime", "-c", _CHILD, str(folder), str(event or ""), model or ""]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=folder, timeout=120)  # noqa: S603  (this interpreter, our script)
     if done.returncode != 0:
         raise RuntimeError(f"{folder.name}: the import failed\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
 
-def measure(folder: Path, runs: int, event: Path | None, env: dict[str, str]) -> dict[str, Any]:
-    _run_once(folder, event, env)  # compiles the bytecode; not counted
-    samples = [_run_once(folder, event, env) for _ in range(runs)]
+def measure(
+    folder: Path, runs: int, env: dict[str, str], event: Path | None = None, model: str | None = None
+) -> dict[str, Any]:
+    _run_once(folder, event, model, env)  # compiles the bytecode; not counted
+    samples = [_run_once(folder, event, model, env) for _ in range(runs)]
     imports = [s["import_s"] for s, _ in samples]
     median = statistics.median(imports)
     # The run nearest the median names the modules.
     _, stderr = min(samples, key=lambda s: abs(s[0]["import_s"] - median))
     firsts = [s["first_invocation_s"] for s, _ in samples if s["first_invocation_s"] is not None]
+    models = [s["model_init_s"] for s, _ in samples if s["model_init_s"] is not None]
     return {
         "import_s": round(median, 3),
         "import_runs_s": [round(x, 3) for x in imports],
         "first_invocation_s": round(statistics.median(firsts), 3) if firsts else None,
+        # Reported apart from the import: the model the embedding functions load on first use.
+        "model_init_s": round(statistics.median(models), 3) if models else None,
         "top_modules": top_modules(parse_importtime(stderr)),
     }
 
@@ -141,11 +160,17 @@ def run(runs: int = 5, names: list[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="coldstart-floor-") as tmp:
         floor_dir = Path(tmp)
         (floor_dir / "handler.py").write_text(_FLOOR_HANDLER)
-        floor = measure(floor_dir, runs, None, env)
+        floor = measure(floor_dir, runs, env)
     handlers: dict[str, Any] = {}
     for name in selected:
         event = FIRST_INVOCATION_EVENTS.get(name)
-        result = measure(functions_dir() / name, runs, _events_dir() / event if event else None, env)
+        result = measure(
+            functions_dir() / name,
+            runs,
+            env,
+            event=_events_dir() / event if event else None,
+            model=MODEL_LOADING.get(name),
+        )
         result["ratio_to_floor"] = round(result["import_s"] / floor["import_s"], 2)
         handlers[name] = result
     return {
@@ -159,13 +184,15 @@ def run(runs: int = 5, names: list[str] | None = None) -> dict[str, Any]:
 
 def table(report: dict[str, Any]) -> str:
     lines = [
-        f"{'handler':<14} {'import s':>9} {'x floor':>8} {'1st call s':>10}  top modules (cumulative s)",
+        f"{'handler':<14} {'import s':>9} {'x floor':>8} {'1st call s':>10} {'model s':>8}  "
+        "top modules (cumulative s)",
     ]
 
     def row(name: str, r: dict[str, Any], ratio: str) -> str:
         first = "" if r["first_invocation_s"] is None else f"{r['first_invocation_s']:.3f}"
+        model = "" if r.get("model_init_s") is None else f"{r['model_init_s']:.3f}"
         top = ", ".join(f"{m['module']} {m['cumulative_s']:.2f}" for m in r["top_modules"][:3])
-        return f"{name:<14} {r['import_s']:>9.3f} {ratio:>8} {first:>10}  {top}"
+        return f"{name:<14} {r['import_s']:>9.3f} {ratio:>8} {first:>10} {model:>8}  {top}"
 
     lines.append(row(FLOOR, report["floor"], "1.00"))
     for name, r in report["handlers"].items():
