@@ -61,3 +61,21 @@ def test_given_tracing_off_when_a_traced_handler_runs_then_it_returns_and_raises
     assert answers({"x": 1}, None) == {"echo": 1}
     with pytest.raises(ValueError, match="boom"):
         fails({}, None)
+
+
+def test_given_a_traced_lambda_function_when_observability_loads_then_the_tracer_records_to_xray():
+    # Given the environment of a Lambda function with tracing on (the stack's active tracing)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_")}
+    env.update({"AWS_LAMBDA_FUNCTION_NAME": "memory-health", "LAMBDA_TASK_ROOT": "/var/task"})
+    script = (
+        "from agent_memory.observability import tracer\n"
+        "print(tracer.disabled, type(tracer.provider).__module__)\n"
+    )
+    # When a fresh process loads the shared tracer
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True, timeout=120
+    )
+    # Then it is enabled and its provider is the X-Ray recorder, as before
+    disabled, provider_module = done.stdout.split()
+    assert disabled == "False"
+    assert provider_module.startswith("aws_xray_sdk")
