@@ -162,6 +162,16 @@ def _peer(argv: list[str]) -> int:
     return 0
 
 
+def _coldstart(argv: list[str]) -> int:
+    """The JSON report on stdout, the table on stderr."""
+    from memory_bench.coldstart import main, table
+
+    report, json_path = main(argv)
+    _emit(report, json_path)
+    print(table(report), file=sys.stderr)
+    return 0
+
+
 BENCHES = {
     "sessions": _sessions,
     "floor": _floor,
@@ -176,6 +186,7 @@ BENCHES = {
     "http": _database_bench("http_latency"),
     "soak": _soak,
     "peer": _peer,
+    "coldstart": _coldstart,
 }
 
 

@@ -7,7 +7,6 @@ issuer's JWKS when `MEMORY_JWT_JWKS_URL` is set, else HS256 with the deployment'
 
 from typing import Any
 
-from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from agent_memory.api.identity import (
@@ -39,6 +38,9 @@ def build_verifier(settings: Settings) -> TokenVerifier:
         raise RuntimeError(
             "the authorizer needs MEMORY_JWT_JWKS_URL, MEMORY_JWT_SECRET or MEMORY_JWT_SECRET_ARN"
         )
+    # Only this path reaches Secrets Manager: boto3 loads here, not in every cold import.
+    from aws_lambda_powertools.utilities import parameters
+
     return token_verifier(settings, lambda: str(parameters.get_secret(arn, max_age=300)))
 
 

@@ -8,7 +8,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from agent_memory import __version__
 from agent_memory.api.http import create_app, json_response
 from agent_memory.api.models.health import Health, OpenApiDocument
-from agent_memory.api.openapi import merged_openapi, swagger_page
 from agent_memory.bootstrap import get_container
 from agent_memory.domain.errors import Unavailable
 from agent_memory.observability import logger, metrics, tracer
@@ -39,12 +38,17 @@ def health() -> Response[Health]:
 
 @app.get("/v1/openapi.json", summary="The OpenAPI document of every route")
 def openapi() -> OpenApiDocument:
+    # Imported where served: the document's models are most of this handler's cold import.
+    from agent_memory.api.openapi import merged_openapi
+
     return OpenApiDocument.model_validate(merged_openapi())
 
 
 @app.get("/v1/docs", summary="Swagger UI")
 def docs() -> Response[str]:
     """The page with its Content-Security-Policy: its own inline assets only, never framed."""
+    from agent_memory.api.openapi import swagger_page
+
     page, headers = swagger_page("/v1/openapi.json")
     return Response(status_code=200, content_type=content_types.TEXT_HTML, body=page, headers=headers)
 

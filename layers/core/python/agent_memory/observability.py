@@ -9,8 +9,12 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import AsyncGenerator, Generator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.tracing.base import BaseProvider, BaseSegment
 
 SERVICE = os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "agent-memory")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "AgentMemory")
@@ -58,6 +62,67 @@ class RequestScopedLogger(Logger):
         self.thread_safe_append_keys(**additional_keys)
 
 
+class _UntracedSegment(BaseSegment):
+    """What a disabled tracer records into: nothing."""
+
+    def close(self, end_time: int | None = None) -> None:
+        return None
+
+    def add_subsegment(self, subsegment: Any) -> None:
+        return None
+
+    def remove_subsegment(self, subsegment: Any) -> None:
+        return None
+
+    def put_annotation(self, key: str, value: Any) -> None:
+        return None
+
+    def put_metadata(self, key: str, value: Any, namespace: str = "default") -> None:
+        return None
+
+    def add_exception(self, exception: BaseException, stack: Any, remote: bool = False) -> None:
+        return None
+
+
+class UntracedProvider(BaseProvider):
+    """The tracer's provider where tracing is off (everywhere but a traced Lambda function).
+
+    Powertools' Tracer builds its default provider, the X-Ray recorder, even when tracing is
+    disabled, and importing it loads the X-Ray SDK's sampler and botocore: about a third of a
+    second of every cold import (`memory bench coldstart`). Where nothing is traced, this
+    provider stands in and the SDK is never loaded; the decorators behave as they do disabled."""
+
+    @contextmanager
+    def in_subsegment(self, name: str | None = None, **kwargs: Any) -> Generator[BaseSegment, None, None]:
+        yield _UntracedSegment()
+
+    @asynccontextmanager
+    async def in_subsegment_async(
+        self, name: str | None = None, **kwargs: Any
+    ) -> AsyncGenerator[BaseSegment, None]:
+        yield _UntracedSegment()
+
+    def put_annotation(self, key: str, value: Any) -> None:
+        return None
+
+    def put_metadata(self, key: str, value: Any, namespace: str = "default") -> None:
+        return None
+
+    def patch(self, modules: Sequence[str]) -> None:
+        return None
+
+    def patch_all(self) -> None:
+        return None
+
+
+def _tracer() -> Tracer:
+    """X-Ray where Powertools would trace (a Lambda function with POWERTOOLS_TRACE_DISABLED false),
+    the untraced provider everywhere else (Powertools' own test of whether tracing is off)."""
+    if Tracer._is_tracer_disabled():
+        return Tracer(service=SERVICE, disabled=True, provider=UntracedProvider())
+    return Tracer(service=SERVICE)
+
+
 logger = RequestScopedLogger(service=SERVICE, stream=sys.stderr)
 metrics = Metrics(namespace=os.environ["POWERTOOLS_METRICS_NAMESPACE"], service=SERVICE)
-tracer = Tracer(service=SERVICE)
+tracer = _tracer()

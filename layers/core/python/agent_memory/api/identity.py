@@ -22,13 +22,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import jwt
-
 from agent_memory.domain.enums import Role, Sensitivity
 from agent_memory.domain.errors import ConfigurationError, Unauthenticated, Unavailable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    import jwt
 
     from agent_memory.config import Settings
 from agent_memory.domain.ids import ID_RULE, valid_id
@@ -135,12 +135,16 @@ def issue_token(
     if subjects is not None:
         _subjects(subjects)  # a binding this service would refuse is a mistake worth failing on
         claims["subjects"] = subjects
+    import jwt  # here, not at import: handlers behind the authorizer never read a token
+
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
 def verify_token(secret: str, token: str) -> dict[str, Any]:
     """The token's claims, checked; `TokenRefused` when its signature verified and its claims did
     not pass, `InvalidToken` when nothing in it can be trusted."""
+    import jwt
+
     require_strong_secret(secret)
     check_token_form(token)
     try:
@@ -238,6 +242,8 @@ def _no_constant(name: str) -> Any:
 
 def claims_failure(exc: jwt.InvalidTokenError) -> tuple[str, str]:
     """What a failed claim check says, and its reason code (the signature verified)."""
+    import jwt
+
     if isinstance(exc, jwt.ExpiredSignatureError):
         return "token expired", "expired"
     if isinstance(exc, jwt.InvalidIssuerError):
@@ -260,6 +266,8 @@ def claims_failure(exc: jwt.InvalidTokenError) -> tuple[str, str]:
 
 def _hs256_claims(secret: str, token: str) -> dict[str, Any] | None:
     """The claims of a token whose signature verifies, read without the time checks."""
+    import jwt
+
     try:
         return dict(jwt.decode(token, secret, algorithms=[ALGORITHM], options=CLAIMS_ONLY))
     except jwt.InvalidTokenError:

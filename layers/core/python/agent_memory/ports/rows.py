@@ -8,9 +8,10 @@ return is caught by the type checker instead of by a KeyError in production.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
-import numpy as np
+if TYPE_CHECKING:  # only the embedding functions load numpy; these types only name it
+    import numpy as np
 
 # -- sessions and the outbox ------------------------------------------------------------
 
