@@ -46,12 +46,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_memory.api.identity import local_secret, token_verifier
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.local.discovery import RunningServer, register, unregister
-    from agent_memory.local.serve_command import announce, start_local_workers
+    from agent_memory.local.serve_command import announce, port_in_use, start_local_workers
     from agent_memory.local.server import LocalApi, make_http_server
 
     settings = _settings()
     if args.port is not None:
         settings = settings.model_copy(update={"port": args.port})
+    busy = port_in_use(settings.host, settings.port)
+    if busy:  # one line, before a secret, a database or moto is created
+        print(f"memory serve: {busy}", file=sys.stderr)
+        return 2
     # The secret first: a weak one refuses to start before anything else is brought up.
     secret = local_secret(
         settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
@@ -113,6 +117,11 @@ def cmd_token(args: argparse.Namespace) -> int:
     return 0
 
 
+class NoServer(Exception):
+    """No running server to sign for, and no secret a server would use: minting would create one
+    that no running server checks."""
+
+
 def _mint_token(
     settings: Settings,
     *,
@@ -125,13 +134,21 @@ def _mint_token(
     prog: str,
 ) -> tuple[str, int | None]:
     """A token signed with the secret the running server checks (stderr says which, whom it
-    reaches and until when), and that server's port when one was found."""
+    reaches and until when), and that server's port when one was found. Refuses (NoServer) rather
+    than create a secret no running server checks."""
     from datetime import UTC, datetime, timedelta
 
-    from agent_memory.api.identity import issue_token, local_secret
+    from agent_memory.api.identity import SECRET_FILE, issue_token, local_secret
 
     data_dir, note, port = _token_data_dir(settings)
     configured = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
+    chosen_folder = "MEMORY_DATA_DIR" in os.environ  # named by the user: a server started with it uses it
+    if not (configured or chosen_folder or port) and not (data_dir / SECRET_FILE).exists():
+        raise NoServer(
+            f"no running server found and {data_dir} holds no signing secret: start the server "
+            "first (`make serve`, or `.venv/bin/memory serve` in another shell) and run this again; "
+            "for a server started elsewhere, set MEMORY_DATA_DIR to its data folder"
+        )
     secret = local_secret(data_dir, configured)
     ttl = timedelta(hours=hours)
     token = issue_token(
@@ -341,7 +358,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """The client's MCP server (`agent-memory-mcp`); it calls the API with the caller's token.
     `--print-config HOST` prints a desktop host's configuration that starts it instead."""
     if any(a == "--print-config" or a.startswith("--print-config=") for a in args.mcp_args):
-        return cmd_mcp_print_config(mcp_config_parser().parse_args(args.mcp_args))
+        from agent_memory.api.identity import WeakSecret
+
+        try:
+            return cmd_mcp_print_config(mcp_config_parser().parse_args(args.mcp_args))
+        except (NoServer, WeakSecret) as exc:
+            print(f"memory mcp: {exc}", file=sys.stderr)
+            return 2
     try:
         from agent_memory_client.mcp_server import main as mcp_main
     except ImportError as exc:
@@ -523,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     try:
         return int(args.func(args) or 0)
-    except WeakSecret as exc:
+    except (WeakSecret, NoServer) as exc:
         print(f"memory {args.command}: {exc}", file=sys.stderr)
         return 2
 
