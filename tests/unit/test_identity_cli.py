@@ -114,3 +114,30 @@ def test_memory_invoke_without_an_event_points_to_a_sample(capsys, monkeypatch):
     assert cli.main(["invoke", "retrieve"]) == 2
     err = capsys.readouterr().err
     assert "name an event file, e.g. events/retrieve/" in err and "usage:" not in err
+
+
+def test_print_config_points_at_the_running_server_and_signs_with_its_secret(tmp_path, monkeypatch, capsys):
+    import json
+
+    # Given a server running on port 8123 with its data folder elsewhere, and no MEMORY_URL here
+    monkeypatch.delenv("MEMORY_URL", raising=False)
+    server_dir = tmp_path / "checkout" / ".memory-data"
+    server_secret = local_secret(server_dir, None)
+    record = register(
+        RunningServer(pid=os.getpid(), port=8123, data_dir=str(server_dir), secret_source="data folder")
+    )
+    monkeypatch.chdir(tmp_path)
+    # When a desktop configuration is printed
+    try:
+        code = cli.main(["mcp", "--print-config", "cursor", "--tenant", "acme", "--subject", "ACC-1"])
+    finally:
+        unregister(record)
+    out, err = capsys.readouterr()
+    env = json.loads(out)["mcpServers"]["agent-memory"]["env"]
+    # Then it names that server's URL and its token verifies with that server's secret, bound to
+    # the one customer with the agent role; stderr names the host's file and the expiry
+    assert code == 0
+    assert env["MEMORY_URL"] == "http://127.0.0.1:8123"
+    claims = verify_token(server_secret, env["MEMORY_TOKEN"])
+    assert (claims["roles"], claims["subjects"], claims["tenant_id"]) == (["agent"], ["ACC-1"], "acme")
+    assert ".cursor/mcp.json" in err and "valid 12 h, until" in err
