@@ -82,3 +82,12 @@ def test_the_checks_see_the_commands_and_variables_of_the_guides():
     # and a made-up command or option would be caught
     assert commands_in("`memory frobnicate --now`") == [("frobnicate", ["--now"])]
     assert "frobnicate" not in accepted_options() and "--now" not in accepted_options()["token"]
+
+
+@pytest.mark.parametrize("page", GUIDES)
+def test_every_page_the_guide_links_to_exists(page):
+    # Given the guide's relative links (an anchor after # aside)
+    links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", (DOCS / page).read_text())
+    # Then each names a file or folder of the repository
+    assert links or page == "mcp.md"
+    assert [link for link in links if not (DOCS / link).exists()] == []
