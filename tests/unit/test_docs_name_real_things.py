@@ -15,7 +15,7 @@ from agent_memory import cli
 from agent_memory.config import Settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-GUIDES = ["index.md", "concepts.md", "troubleshooting.md", "mcp.md"]
+GUIDES = ["index.md", "concepts.md", "tutorial.md", "troubleshooting.md", "mcp.md"]
 
 
 def code_of(text: str) -> list[str]:
