@@ -32,3 +32,23 @@ def test_a_port_in_use_is_one_line_before_anything_is_created(tmp_path):
     assert len(lines) == 1 and lines[0].startswith(f"memory serve: port {port} on 127.0.0.1 is in use")
     assert "--port N" in lines[0]
     assert not data.exists()
+
+
+def test_a_host_that_does_not_resolve_is_named_as_such_not_as_a_port_in_use():
+    from agent_memory.local.serve_command import cannot_listen
+
+    # When the server's host does not resolve
+    problem = cannot_listen("no-such-host.invalid", 8080)
+    # Then the reason names the host and MEMORY_HOST, not a port in use
+    assert problem is not None and problem.startswith(
+        "host 'no-such-host.invalid' (MEMORY_HOST) does not resolve"
+    )
+
+
+def test_a_free_port_is_no_problem():
+    from agent_memory.local.serve_command import cannot_listen
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert cannot_listen("127.0.0.1", port) is None

@@ -46,13 +46,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_memory.api.identity import local_secret, token_verifier
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.local.discovery import RunningServer, register, unregister
-    from agent_memory.local.serve_command import announce, port_in_use, start_local_workers
+    from agent_memory.local.serve_command import announce, cannot_listen, start_local_workers
     from agent_memory.local.server import LocalApi, make_http_server
 
     settings = _settings()
     if args.port is not None:
         settings = settings.model_copy(update={"port": args.port})
-    busy = port_in_use(settings.host, settings.port)
+    busy = cannot_listen(settings.host, settings.port)
     if busy:  # one line, before a secret, a database or moto is created
         print(f"memory serve: {busy}", file=sys.stderr)
         return 2
