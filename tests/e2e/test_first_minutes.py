@@ -130,3 +130,28 @@ def test_the_local_server_prints_no_metric_lines_and_no_runtime_dir_warning(serv
     console = next(line.split()[1] for line in out.splitlines() if line.strip().startswith("console:"))
     with urllib.request.urlopen(console, timeout=60) as page:
         assert page.status == 200 and page.headers.get_content_type() == "text/html"
+
+
+def test_the_tutorial_runs_as_written_against_a_fresh_server(server, fresh):
+    # Given the tutorial's shell blocks, in order (only the port changed to the test server's)
+    tutorial = (REPO / "docs" / "tutorial.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", tutorial, flags=re.S)
+    script = "\n".join(blocks).replace("localhost:8080", f"localhost:{server['port']}")
+    # When a second shell runs them from the repository
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=REPO,
+        env=fresh,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    # Then each step shows what the tutorial says: two writes admitted, the discount held, recalled
+    # without it, listed beside its family, approved with evidence, then recalled
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith("admitted\nadmitted\npending_approval ['commercial_term_requires_approval']\n"), out
+    first, second = out.split("[('contract.discount', ['contract.seat_price'])]\n")
+    assert "Seat price is $42 per month." in first and "20% off" not in first
+    assert second.startswith("active human_verified\n")
+    assert "promised 20% off" in second and "Seat price is $42 per month." in second

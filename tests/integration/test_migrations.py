@@ -192,3 +192,21 @@ def test_a_migration_whose_index_is_skipped_for_a_name_taken_elsewhere_is_not_re
     with pytest.raises(ConfigurationError, match="missing or invalid"):
         run(fresh_url, monkeypatch, other, UNIQUE_CONCURRENTLY)
     assert "0901_test_unique.sql" not in recorded(fresh_url)
+
+
+def test_a_new_database_logs_its_migrations_in_one_line(fresh_url, monkeypatch, caplog):
+    # Given a new database, and the service's logger at DEBUG
+    level = migrations.logger.log_level
+    migrations.logger.setLevel("DEBUG")
+    caplog.set_level("DEBUG")
+    # When every migration is applied
+    try:
+        applied = run(fresh_url, monkeypatch)
+    finally:
+        migrations.logger.setLevel(level)
+    # Then one INFO line says so, with how many and the first and last (each one only at DEBUG)
+    lines = [r for r in caplog.records if r.levelname == "INFO"]
+    assert len(applied) > 1
+    assert [r.getMessage() for r in lines] == ["database schema ready"]
+    record = lines[0]
+    assert (record.migrations_applied, record.first, record.last) == (len(applied), applied[0], applied[-1])

@@ -5,6 +5,7 @@ itself); `memory invoke` names the known functions instead of a usage error."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -53,15 +54,34 @@ def test_given_a_running_server_elsewhere_when_a_token_is_made_then_it_uses_that
     assert not (elsewhere / ".memory-data").exists()
 
 
-def test_given_no_server_when_a_token_is_made_then_the_default_folder_is_used_and_said(
+def test_given_no_server_and_no_secret_when_a_token_is_made_then_it_refuses_with_the_command_to_run(
     tmp_path, monkeypatch, capsys
 ):
+    # Given no running server and a folder where no server ever ran
     monkeypatch.chdir(tmp_path)
+    # When `memory token` runs
+    code = cli.main(ARGS)
+    # Then it refuses in one line naming the command to start the server, and creates no secret
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert "no running server found" in err and "`make serve`" in err and "MEMORY_DATA_DIR" in err
+    assert not (tmp_path / ".memory-data").exists()
+
+
+def test_given_a_stopped_servers_folder_when_a_token_is_made_then_its_secret_is_used_and_said(
+    tmp_path, monkeypatch, capsys
+):
+    # Given no running server but the secret a server left in this folder's data folder
+    monkeypatch.chdir(tmp_path)
+    secret = local_secret(tmp_path / ".memory-data", None)
+    # When `memory token` runs
     assert cli.main(ARGS) == 0
     token, err = minted(capsys)
-    secret = local_secret(tmp_path / ".memory-data", None)
+    # Then the token verifies with that secret (the server uses it again when started), stderr says
+    # no server is running and when the token expires
     assert verify_token(secret, token)["sub"] == "me"
     assert "no server is running" in err and secret not in err
+    assert re.search(r"valid 12 h, until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", err)
 
 
 def test_given_the_secret_in_the_environment_then_stderr_says_so(tmp_path, monkeypatch, capsys):
@@ -94,3 +114,30 @@ def test_memory_invoke_without_an_event_points_to_a_sample(capsys, monkeypatch):
     assert cli.main(["invoke", "retrieve"]) == 2
     err = capsys.readouterr().err
     assert "name an event file, e.g. events/retrieve/" in err and "usage:" not in err
+
+
+def test_print_config_points_at_the_running_server_and_signs_with_its_secret(tmp_path, monkeypatch, capsys):
+    import json
+
+    # Given a server running on port 8123 with its data folder elsewhere, and no MEMORY_URL here
+    monkeypatch.delenv("MEMORY_URL", raising=False)
+    server_dir = tmp_path / "checkout" / ".memory-data"
+    server_secret = local_secret(server_dir, None)
+    record = register(
+        RunningServer(pid=os.getpid(), port=8123, data_dir=str(server_dir), secret_source="data folder")
+    )
+    monkeypatch.chdir(tmp_path)
+    # When a desktop configuration is printed
+    try:
+        code = cli.main(["mcp", "--print-config", "cursor", "--tenant", "acme", "--subject", "ACC-1"])
+    finally:
+        unregister(record)
+    out, err = capsys.readouterr()
+    env = json.loads(out)["mcpServers"]["agent-memory"]["env"]
+    # Then it names that server's URL and its token verifies with that server's secret, bound to
+    # the one customer with the agent role; stderr names the host's file and the expiry
+    assert code == 0
+    assert env["MEMORY_URL"] == "http://127.0.0.1:8123"
+    claims = verify_token(server_secret, env["MEMORY_TOKEN"])
+    assert (claims["roles"], claims["subjects"], claims["tenant_id"]) == (["agent"], ["ACC-1"], "acme")
+    assert ".cursor/mcp.json" in err and "valid 12 h, until" in err

@@ -74,3 +74,45 @@ def test_a_key_a_request_appends_is_gone_for_the_next_invocation():
     first, second = (json.loads(line) for line in stream.getvalue().splitlines() if line.strip())
     assert first["customer_hint"] == "x" and "customer_hint" not in second
     assert first["service"] == second["service"]
+
+
+def test_outside_lambda_a_line_carries_no_lambda_only_fields(monkeypatch):
+    # Given a handler decorated as every function's is, run outside Lambda (`memory serve`)
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logger.registered_formatter)
+    logger.addHandler(handler)
+
+    @logger.inject_lambda_context(clear_state=True)
+    def lambda_handler(event, context):
+        logger.warning("line")
+
+    # When it logs
+    try:
+        lambda_handler({}, FakeContext("retrieve", "req-1"))
+    finally:
+        logger.removeHandler(handler)
+    line = json.loads(stream.getvalue().splitlines()[0])
+    # Then the line names its function and request, without the made-up ARN, memory size or cold start
+    assert (line["function_name"], line["function_request_id"]) == ("retrieve", "req-1")
+    assert {"function_arn", "function_memory_size", "cold_start"} & set(line) == set()
+
+
+def test_in_lambda_a_line_keeps_the_lambda_fields(monkeypatch):
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "retrieve")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logger.registered_formatter)
+    logger.addHandler(handler)
+
+    @logger.inject_lambda_context(clear_state=True)
+    def lambda_handler(event, context):
+        logger.warning("line")
+
+    try:
+        lambda_handler({}, FakeContext("retrieve", "req-1"))
+    finally:
+        logger.removeHandler(handler)
+    line = json.loads(stream.getvalue().splitlines()[0])
+    assert {"function_arn", "function_memory_size", "cold_start"} <= set(line)

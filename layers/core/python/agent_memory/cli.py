@@ -46,12 +46,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_memory.api.identity import local_secret, token_verifier
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.local.discovery import RunningServer, register, unregister
-    from agent_memory.local.serve_command import announce, start_local_workers
+    from agent_memory.local.serve_command import announce, cannot_listen, start_local_workers
     from agent_memory.local.server import LocalApi, make_http_server
 
     settings = _settings()
     if args.port is not None:
         settings = settings.model_copy(update={"port": args.port})
+    busy = cannot_listen(settings.host, settings.port)
+    if busy:  # one line, before a secret, a database or moto is created
+        print(f"memory serve: {busy}", file=sys.stderr)
+        return 2
     # The secret first: a weak one refuses to start before anything else is brought up.
     secret = local_secret(
         settings.resolved_data_dir, settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
@@ -97,61 +101,98 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_token(args: argparse.Namespace) -> int:
     """A token signed with the secret the running server checks; stderr says which one."""
-    from datetime import timedelta
-
-    from agent_memory.api.identity import issue_token, local_secret
-
-    settings = _settings()
-    data_dir, note = _token_data_dir(settings)
-    configured = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
-    secret = local_secret(data_dir, configured)
     roles = [r.strip() for r in args.roles.split(",") if r.strip()]
     subjects = [s.strip() for s in args.subjects.split(",") if s.strip()] if args.subjects else None
-    token = issue_token(
-        secret,
-        tenant_id=args.tenant,
+    token, _ = _mint_token(
+        _settings(),
+        tenant=args.tenant,
         sub=args.sub,
         roles=roles,
         clearance=args.clearance,
-        ttl=timedelta(hours=args.hours),
+        hours=args.hours,
         subjects=subjects,
+        prog="memory token",
     )
-    source = "MEMORY_JWT_SECRET" if configured else f"the secret in {data_dir}"
-    print(f"memory token: signed with {source}{note}", file=sys.stderr)
-    bound = f"bound to {len(subjects)} subject(s)" if subjects else "not bound to subjects (any customer)"
-    print(f"memory token: {bound}; valid {args.hours:g} h", file=sys.stderr)
-    if settings.jwt_jwks_url:
-        print(
-            "memory token: MEMORY_JWT_JWKS_URL is set: a server with these settings accepts only its"
-            " issuer's tokens, not this one",
-            file=sys.stderr,
-        )
     print(token)
     return 0
 
 
-def _token_data_dir(settings: Settings) -> tuple[Path, str]:
-    """The data folder whose secret `memory token` signs with, and a note on why: MEMORY_DATA_DIR
-    when set; else the folder of the running server (the default folder first when one of
-    several); else the default folder, as `memory serve` started here would use."""
+class NoServer(Exception):
+    """No running server to sign for, and no secret a server would use: minting would create one
+    that no running server checks."""
+
+
+def _mint_token(
+    settings: Settings,
+    *,
+    tenant: str,
+    sub: str,
+    roles: list[str],
+    clearance: str,
+    hours: float,
+    subjects: list[str] | None,
+    prog: str,
+) -> tuple[str, int | None]:
+    """A token signed with the secret the running server checks (stderr says which, whom it
+    reaches and until when), and that server's port when one was found. Refuses (NoServer) rather
+    than create a secret no running server checks."""
+    from datetime import UTC, datetime, timedelta
+
+    from agent_memory.api.identity import SECRET_FILE, issue_token, local_secret
+
+    data_dir, note, port = _token_data_dir(settings)
+    configured = settings.jwt_secret.get_secret_value() if settings.jwt_secret else None
+    chosen_folder = "MEMORY_DATA_DIR" in os.environ  # named by the user: a server started with it uses it
+    if not (configured or chosen_folder or port) and not (data_dir / SECRET_FILE).exists():
+        raise NoServer(
+            f"no running server found and {data_dir} holds no signing secret: start the server "
+            "first (`make serve`, or `.venv/bin/memory serve` in another shell) and run this again; "
+            "for a server started elsewhere, set MEMORY_DATA_DIR to its data folder"
+        )
+    secret = local_secret(data_dir, configured)
+    ttl = timedelta(hours=hours)
+    token = issue_token(
+        secret, tenant_id=tenant, sub=sub, roles=roles, clearance=clearance, ttl=ttl, subjects=subjects
+    )
+    expires = (datetime.now(UTC) + ttl).strftime("%Y-%m-%dT%H:%M:%SZ")
+    source = "MEMORY_JWT_SECRET" if configured else f"the secret in {data_dir}"
+    print(f"{prog}: signed with {source}{note}", file=sys.stderr)
+    bound = f"bound to {len(subjects)} subject(s)" if subjects else "not bound to subjects (any customer)"
+    print(f"{prog}: {bound}; valid {hours:g} h, until {expires} (--hours to change)", file=sys.stderr)
+    if settings.jwt_jwks_url:
+        print(
+            f"{prog}: MEMORY_JWT_JWKS_URL is set: a server with these settings accepts only its"
+            " issuer's tokens, not this one",
+            file=sys.stderr,
+        )
+    return token, port
+
+
+def _token_data_dir(settings: Settings) -> tuple[Path, str, int | None]:
+    """The data folder whose secret `memory token` signs with, a note on why, and the port of the
+    server using it when one runs: MEMORY_DATA_DIR when set; else the folder of the running server
+    (the default folder first when one of several); else the default folder, as `memory serve`
+    started here would use."""
     from agent_memory.local.discovery import running_servers
 
     default = settings.resolved_data_dir
-    if "MEMORY_DATA_DIR" in os.environ:
-        return default, " (MEMORY_DATA_DIR)"
     servers = running_servers()
+    if "MEMORY_DATA_DIR" in os.environ:
+        same = next((s.port for s in servers if Path(s.data_dir) == default), None)
+        return default, " (MEMORY_DATA_DIR)", same
     chosen = next((s for s in servers if Path(s.data_dir) == default), None)
     if chosen is None and len(servers) == 1:
         chosen = servers[0]
     if chosen is None:
         if servers:
             ports = ", ".join(str(s.port) for s in servers)
-            return default, f" (servers on ports {ports} use other folders: set MEMORY_DATA_DIR to pick one)"
-        return default, " (no server is running; `memory serve` from this folder uses it)"
+            note = f" (servers on ports {ports} use other folders: set MEMORY_DATA_DIR to pick one)"
+            return default, note, None
+        return default, " (no server is running; `memory serve` from this folder uses it)", None
     note = f" (the data folder of the server on port {chosen.port})"
     if chosen.secret_source == "MEMORY_JWT_SECRET" and not settings.jwt_secret:
         note += "; that server uses MEMORY_JWT_SECRET, which is not set here: it will refuse this token"
-    return Path(chosen.data_dir), note
+    return Path(chosen.data_dir), note, chosen.port
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
@@ -308,18 +349,77 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 MCP_MISSING = (
     "memory mcp: the MCP server is part of the Python client with its mcp extra, which is not "
-    "installed here: pip install './clients/python[mcp]' (from the repository)"
+    "installed in this environment: `make serve` (or `uv sync --extra local`) in the repository "
+    "installs it; outside a uv environment, pip install './clients/python[mcp]'"
 )
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """The client's MCP server (`agent-memory-mcp`); it calls the API with the caller's token."""
+    """The client's MCP server (`agent-memory-mcp`); it calls the API with the caller's token.
+    `--print-config HOST` prints a desktop host's configuration that starts it instead."""
+    if any(a == "--print-config" or a.startswith("--print-config=") for a in args.mcp_args):
+        from agent_memory.api.identity import WeakSecret
+
+        try:
+            return cmd_mcp_print_config(mcp_config_parser().parse_args(args.mcp_args))
+        except (NoServer, WeakSecret) as exc:
+            print(f"memory mcp: {exc}", file=sys.stderr)
+            return 2
     try:
         from agent_memory_client.mcp_server import main as mcp_main
     except ImportError as exc:
         print(f"{MCP_MISSING} ({exc})", file=sys.stderr)
         return 2
     return int(mcp_main(args.mcp_args, prog="memory mcp") or 0)
+
+
+def mcp_config_parser() -> argparse.ArgumentParser:
+    from agent_memory.local.mcp_config import HOSTS
+
+    p = argparse.ArgumentParser(
+        prog="memory mcp --print-config",
+        description="print the JSON a desktop MCP host reads to start `memory mcp`, with an agent "
+        "token bound to one customer (the token's lifetime is said on stderr)",
+    )
+    p.add_argument("--print-config", required=True, choices=sorted(HOSTS), metavar="|".join(sorted(HOSTS)))
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--subject", required=True, help="the one customer the token may reach")
+    p.add_argument(
+        "--sub", default="mcp-agent", help="who the agent is in the audit trail (default mcp-agent)"
+    )
+    p.add_argument(
+        "--clearance", default="internal", choices=["public", "internal", "confidential", "restricted"]
+    )
+    p.add_argument("--hours", type=float, default=12.0, help="the token's lifetime in hours (default 12)")
+    p.add_argument("--url", help="the service's URL (default: $MEMORY_URL, else the running server's)")
+    return p
+
+
+def cmd_mcp_print_config(args: argparse.Namespace) -> int:
+    from agent_memory.local.mcp_config import HOSTS, host_config, server_command
+
+    settings = _settings()
+    token, port = _mint_token(
+        settings,
+        tenant=args.tenant,
+        sub=args.sub,
+        roles=["agent"],
+        clearance=args.clearance,
+        hours=args.hours,
+        subjects=[args.subject],
+        prog="memory mcp",
+    )
+    url = args.url or os.environ.get("MEMORY_URL") or f"http://127.0.0.1:{port or settings.port}"
+    command, command_args = server_command()
+    env = {"MEMORY_URL": url, "MEMORY_TOKEN": token}
+    print(f"# {HOSTS[args.print_config]}", file=sys.stderr)
+    print(
+        f"# role agent, customer {args.subject} only; the token expires in {args.hours:g} h: "
+        "run this command again to rotate it",
+        file=sys.stderr,
+    )
+    print(json.dumps(host_config(args.print_config, command, command_args, env), indent=2))
+    return 0
 
 
 def _functions() -> list[Any]:
@@ -446,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     try:
         return int(args.func(args) or 0)
-    except WeakSecret as exc:
+    except (WeakSecret, NoServer) as exc:
         print(f"memory {args.command}: {exc}", file=sys.stderr)
         return 2
 

@@ -35,6 +35,13 @@ RETRIEVAL_STAGE_METRIC_PREFIX = "RetrievalStage_"
 
 # The Lambda context keys (function name, request id, cold start) that inject_lambda_context adds.
 _CONTEXT_KEYS = frozenset({"function_name", "function_request_id", "function_arn", "function_memory_size"})
+# Of those, the ones that mean something only in Lambda: outside it (`memory serve`, `memory
+# invoke`) they would carry the local stand-in's made-up ARN, memory size and cold start.
+_LAMBDA_ONLY_KEYS = frozenset({"function_arn", "function_memory_size", "cold_start"})
+
+
+def _in_lambda() -> bool:
+    return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
 
 
 class RequestScopedLogger(Logger):
@@ -52,6 +59,8 @@ class RequestScopedLogger(Logger):
             # Mode 3 of Powertools' structure_logs, per thread: every key a request added goes to
             # the thread's own keys (append_keys below), so clearing those clears the request.
             self.thread_safe_clear_keys()
+            if not _in_lambda():
+                keys = {k: v for k, v in keys.items() if k not in _LAMBDA_ONLY_KEYS}
             self.thread_safe_append_keys(**keys)
             return
         super().structure_logs(append=append, formatter_options=formatter_options, **keys)

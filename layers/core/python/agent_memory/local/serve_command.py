@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 import sys
 import threading
 from http.server import ThreadingHTTPServer
@@ -12,6 +14,29 @@ from agent_memory.local.worker import QueuePoller, ScheduledFunction
 
 if TYPE_CHECKING:
     from agent_memory.bootstrap import Container
+
+
+def cannot_listen(host: str, port: int) -> str | None:
+    """Why `memory serve` cannot listen on host:port, checked before anything is created (secret,
+    database, moto), the way the HTTP server binds (address reuse on); None when it can."""
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return f"host {host!r} (MEMORY_HOST) does not resolve ({exc.strerror or exc})"
+    try:
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(infos[0][4])
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return (
+                f"port {port} on {host} is in use ({exc.strerror}): stop what holds it, or "
+                "choose another with --port N (or PORT=N)"
+            )
+        return f"cannot listen on {host}:{port} ({exc.strerror or exc}): check MEMORY_HOST and --port"
+    return None
 
 
 def start_local_workers(

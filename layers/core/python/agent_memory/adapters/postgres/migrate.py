@@ -72,10 +72,15 @@ def migrate(
                         conn.execute(sql)
                         conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
                 applied.append(name)
-                logger.info("migration applied", extra={"migration": name})
+                logger.debug("migration applied", extra={"migration": name})
                 if bar is not None:
                     bar.update(1)
-            apply_repeatable_sql(conn)
+            repeatable = apply_repeatable_sql(conn)
+            # One line, however many were applied (a new database applies them all).
+            summary: dict[str, Any] = {"migrations_applied": len(applied), "repeatable_sql": repeatable}
+            if applied:
+                summary.update(first=applied[0], last=applied[-1])
+            logger.info("database schema ready", extra=summary)
             _fix_embedding_dimension(conn, embedding_dim, embedding_model)
         finally:
             if bar is not None:

@@ -11,8 +11,6 @@ from typing import Any
 
 import psycopg
 
-from agent_memory.observability import logger
-
 
 def repeatable_files() -> list[tuple[str, str]]:
     """(name, SQL) of each file of sql/, in name order."""
@@ -20,10 +18,11 @@ def repeatable_files() -> list[tuple[str, str]]:
     return sorted((p.name, p.read_text()) for p in root.iterdir() if p.name.endswith(".sql"))
 
 
-def apply_repeatable_sql(conn: psycopg.Connection[Any]) -> None:
-    """Every file of sql/ again, each in one transaction, on the migrator's connection."""
+def apply_repeatable_sql(conn: psycopg.Connection[Any]) -> list[str]:
+    """Every file of sql/ again, each in one transaction, on the migrator's connection; their names
+    (the migrator logs them in its one line)."""
     files = repeatable_files()
     for _, sql in files:
         with conn.transaction():
             conn.execute(sql)
-    logger.info("repeatable SQL applied", extra={"files": [name for name, _ in files]})
+    return [name for name, _ in files]
