@@ -230,3 +230,24 @@ def test_given_a_system_of_record_commercial_term_when_resolving_then_admitted()
         )
     )
     assert resolve_conflict(c, None).decision is Decision.ADMITTED
+
+
+def test_given_a_low_confidence_commercial_term_when_classified_then_held_for_a_reviewer_not_dropped():
+    # Given a discount mentioned with little confidence (a model's weak reading of a sentence)
+    w = write(
+        type="fact",
+        category="CONTRACT_COMMERCIAL",
+        slot="contract.discount",
+        content="Maybe they mentioned 10% off",
+        source={"kind": "customer_claim"},
+        confidence=0.12,
+    )
+    # When classified
+    c = classified(w)
+    # Then a reviewer decides it (INV-MEM-01), rather than the confidence threshold dropping it
+    assert c.needs_approval and c.final is None
+    assert "below_confidence_threshold" not in c.reasons
+    # while a non-commercial fact that unsure is not stored
+    unsure = classified(write(type="fact", category="STAKEHOLDER", slot="stakeholder.primary_contact",
+                              content="Maybe Lee", source={"kind": "customer_claim"}, confidence=0.12))  # fmt: skip
+    assert unsure.final is Decision.REJECTED and "below_confidence_threshold" in unsure.reasons

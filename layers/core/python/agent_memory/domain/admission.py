@@ -217,7 +217,13 @@ def _verdict(
         if final is not Decision.REJECTED:
             final = Decision.QUARANTINED
     # Seed 002: "everything else below a confidence threshold ... is not retrievable": not stored.
-    if final is not Decision.QUARANTINED and write.confidence < policy.min_confidence_for(memory_type):
+    # A commercial term is the exception: a reviewer decides it whatever its confidence (INV-MEM-01),
+    # so a low-confidence mention is held, never silently dropped.
+    if (
+        final is not Decision.QUARANTINED
+        and category not in policy.approval_required_categories
+        and write.confidence < policy.min_confidence_for(memory_type)
+    ):
         reasons.append("below_confidence_threshold")
         final = Decision.REJECTED
     if final is None and expires_at is not None and expires_at <= now:
