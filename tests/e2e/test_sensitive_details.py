@@ -95,8 +95,9 @@ def test_a_restricted_reviewer_sees_it_in_the_queue_and_an_internal_one_does_not
         items = api.get("/v1/review?limit=200", token=token).body["items"]
         return [i for i in items if i["memory"]["subject_id"] == divorce]
 
-    assert [i["memory"]["slot"] for i in queued(t["reviewer"])] == ["personal.family_status"]
-    assert queued(t["internal_reviewer"]) == []
+    # (the session may also hold a commercial mention for review: a reviewer decides those too)
+    assert "personal.family_status" in [i["memory"]["slot"] for i in queued(t["reviewer"])]
+    assert [i for i in queued(t["internal_reviewer"]) if i["memory"]["slot"].startswith("personal.")] == []
 
 
 def test_a_typed_health_statement_is_held_restricted_with_the_reason(api, t):
