@@ -4,62 +4,24 @@ secret the server generated into its data folder, never with an operator's MEMOR
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+from serve_process import memory_serve as serve_process
 
-MEMORY = Path(sys.executable).parent / "memory"
+pytestmark = pytest.mark.e2e
 
 
 @contextmanager
 def memory_serve(data_dir: Path, **env: str) -> Iterator[str]:
     """`memory serve` on a free loopback port with its own data folder; yields its base URL."""
-    base_env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("MEMORY_") and k not in ("PORT", "DATABASE_URL")
-    }
-    base_env |= {"MEMORY_DATA_DIR": str(data_dir), "XDG_CACHE_HOME": str(data_dir / "cache"), **env}
-    process = subprocess.Popen(
-        [str(MEMORY), "serve", "--port", "0"],
-        env=base_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: list[str] = []
-    errors: list[str] = []
-    started = threading.Event()
-
-    def read(stream: Any, into: list[str]) -> None:
-        for line in stream:
-            into.append(line)
-            if "Agent Memory Service on" in line:
-                started.set()
-
-    for stream, into in ((process.stdout, lines), (process.stderr, errors)):
-        threading.Thread(target=read, args=(stream, into), daemon=True).start()
-    try:
-        # A bound on start-up (the embedded PostgreSQL and the embedder load first), not a timing check
-        if not started.wait(timeout=600) or process.poll() is not None:
-            pytest.fail("memory serve did not start:\n" + "".join(lines) + "".join(errors[-20:]))
-        port = re.search(r"http://127\.0\.0\.1:(\d+)/v1", "".join(lines)).group(1)  # type: ignore[union-attr]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
+    with serve_process(data_dir, **env) as served:
+        yield served.base
 
 
 def dev_sign_in_status(base: str) -> int:

@@ -5,11 +5,7 @@ served, a wrong-audience one and a `memory token` one are refused with their rea
 from __future__ import annotations
 
 import json
-import os
-import re
 import subprocess
-import sys
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,10 +14,9 @@ from typing import Any
 import pytest
 
 from jwks_issuer import AUDIENCE, ISSUER, TestIssuer, start_issuer
+from serve_process import MEMORY, memory_serve
 
 pytestmark = pytest.mark.e2e
-
-MEMORY = os.path.join(os.path.dirname(sys.executable), "memory")
 
 
 @pytest.fixture(scope="module")
@@ -34,45 +29,16 @@ def issuer() -> Iterator[TestIssuer]:
 @pytest.fixture(scope="module")
 def served(issuer: TestIssuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     data_dir = tmp_path_factory.mktemp("jwks-data")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("MEMORY_") and k not in ("PORT", "DATABASE_URL")
-    }
-    env |= {
-        "MEMORY_DATA_DIR": str(data_dir),
-        "MEMORY_JWT_JWKS_URL": issuer.jwks_url,
-        "MEMORY_JWT_ISSUER": ISSUER,
-        "MEMORY_JWT_AUDIENCE": AUDIENCE,
-        "MEMORY_JWT_ROLES_CLAIM": "groups",
-        "MEMORY_JWT_ROLE_MAP": json.dumps({"Memory Agents": "agent"}),
-        "XDG_CACHE_HOME": str(data_dir / "cache"),
-    }
-    env.pop("XDG_RUNTIME_DIR", None)
-    process = subprocess.Popen(
-        [MEMORY, "serve", "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    lines: list[str] = []
-    errors: list[str] = []
-    started = threading.Event()
-
-    def read(stream: Any, into: list[str]) -> None:
-        for line in stream:
-            into.append(line)
-            if "tokens:" in line:
-                started.set()
-
-    for stream, into in ((process.stdout, lines), (process.stderr, errors)):
-        threading.Thread(target=read, args=(stream, into), daemon=True).start()
-    try:
-        # A bound on start-up (the embedded PostgreSQL and the embedder load first), not a timing check
-        if not started.wait(timeout=600) or process.poll() is not None:
-            pytest.fail("memory serve did not start:\n" + "".join(lines) + "".join(errors[-20:]))
-        port = re.search(r"http://127\.0\.0\.1:(\d+)/v1", "".join(lines)).group(1)  # type: ignore[union-attr]
-        yield {"base": f"http://127.0.0.1:{port}", "banner": "".join(lines), "env": env}
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
+    with memory_serve(
+        data_dir,
+        ready="tokens:",
+        MEMORY_JWT_JWKS_URL=issuer.jwks_url,
+        MEMORY_JWT_ISSUER=ISSUER,
+        MEMORY_JWT_AUDIENCE=AUDIENCE,
+        MEMORY_JWT_ROLES_CLAIM="groups",
+        MEMORY_JWT_ROLE_MAP=json.dumps({"Memory Agents": "agent"}),
+    ) as served:
+        yield {"base": served.base, "banner": served.banner, "env": served.env}
 
 
 def get(base: str, token: str) -> tuple[int, Any]:
