@@ -4,6 +4,7 @@ on-topic retrieval finds; a note that is held or not stored says why in one sent
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -125,3 +126,25 @@ def test_a_note_about_the_plan_tier_is_checked_against_the_system_of_record(
         "revalidation; recall shows the live value."
     )
     assert api.get("/v1/subjects/ACC-7/memories", token=agent).body["memories"] == []
+
+
+def test_a_note_follows_the_tenants_own_shorter_bound_for_unverified_notes(api: Any) -> None:
+    # Given a tenant whose policy keeps unverified notes 30 days (not the seed's 180)
+    tenant = "notes-short"
+    admin = str(api.token(tenant, "admin-1", ["admin"]))
+    set_policy = api.put(
+        "/v1/policy", {"profile": "crm", "overrides": {"unverified_max_ttl_days": 30}}, token=admin
+    )
+    assert set_policy.status == 200, set_policy.body
+    agent = str(api.token(tenant, "copilot", ["agent"], clearance="confidential"))
+    # When an agent writes a content-only note
+    reply = api.post(
+        "/v1/memories",
+        {"subject_id": "ACC-SHORT-1", "content": "Dana Ortiz has left; Sam Lee now signs renewals."},
+        token=agent,
+    )
+    # Then it is admitted, and expires within the tenant's 30 days
+    assert reply.status == 201 and reply.body["decision"] == "admitted", reply.body
+    memory = reply.body["memory"]
+    lifetime = datetime.fromisoformat(memory["expires_at"]) - datetime.fromisoformat(memory["created_at"])
+    assert lifetime <= timedelta(days=30)

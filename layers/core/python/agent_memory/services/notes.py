@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,8 +46,6 @@ from agent_memory.services.write_gateway import WriteGateway
 # The authority of a note a model or an agent writes: unverified (rank 1), shown as such.
 AGENT_NOTE_SOURCE = Authority.CUSTOMER_CLAIM
 AGENT_NOTE_SYSTEM = "agent_note"
-# Seed 000: "unverified conversational notes ... must carry expires_at <= now() + 180 days".
-UNVERIFIED_NOTE_MAX_DAYS = 180
 NOTE_FIELDS = frozenset({"subject_id", "content", "session_id"})
 
 
@@ -106,7 +103,7 @@ class NoteService:
         chosen = commitment or _choose(read.candidates) or _unplaced(read.skipped, note.content, extractor)
         if chosen is None:
             return self._not_stored(principal, note, read.skipped, slot_of_field)
-        write = self._write(note, chosen, policy.ttl_for(chosen.type), source_kind)
+        write = self._write(note, chosen, source_kind)
         result = self.gateway.write(principal, write)
         return NoteDecision(
             result,
@@ -130,12 +127,10 @@ class NoteService:
             raise InvalidRequest(f"content could not be classified: {exc}", field="content") from exc
         return apply_statement_rules(result, transcript, slot_of_field)
 
-    def _write(
-        self, note: ContentOnlyNote, chosen: CandidateMemory, type_ttl: int | None, source_kind: Authority
-    ) -> MemoryWrite:
+    def _write(self, note: ContentOnlyNote, chosen: CandidateMemory, source_kind: Authority) -> MemoryWrite:
+        # No expiry asked for: admission bounds every unverified note by the tenant's
+        # unverified_max_ttl_days (INV-MEM-02), and a commitment stays open until closed.
         now = utcnow()
-        cap = timedelta(days=UNVERIFIED_NOTE_MAX_DAYS)
-        expires_at = now + cap if type_ttl is None or timedelta(days=type_ttl) > cap else None
         return MemoryWrite(
             subject_id=note.subject_id,
             type=chosen.type,
@@ -146,7 +141,6 @@ class NoteService:
             source=Source(kind=source_kind, system=AGENT_NOTE_SYSTEM, reference=note.session_id),
             session_id=note.session_id,
             effective_at=now,
-            expires_at=expires_at,
             confidence=chosen.confidence,
             confidence_basis=f"agent note; {chosen.confidence_basis}"[:500],
             extractor=chosen.extractor,
