@@ -92,10 +92,6 @@ class Recalled(list[SearchItem]):
             self.note = why or "nothing recalled: no active memory of this customer matched"
 
 
-# The most memories one retrieval serves in the service's presets (seed 000: top-5).
-SERVED_PER_RETRIEVAL = 5
-
-
 def subject_namespace(subject_id: str, prefix: tuple[str, ...] = DEFAULT_PREFIX) -> tuple[str, ...]:
     """The namespace of a subject: `("memories", "alice@example%2Ecom")`."""
     return (*prefix, subject_id.replace(".", "%2E"))
@@ -257,8 +253,9 @@ class ServiceStore(BaseStore):
         result: m.RetrieveResult | None = None
         if op.query:
             types = _plain_type(op.filter)
-            # The service serves at most the tenant's ceiling per retrieval (5 in every preset)
-            fields: dict[str, Any] = {"top_k": min(wanted, SERVED_PER_RETRIEVAL)} if not op.filter else {}
+            # How many one retrieval serves is the tenant's policy (its default, within a ceiling a
+            # caller cannot raise): the store takes that and keeps `limit` of it
+            fields: dict[str, Any] = {}
             if types:
                 fields["types"] = types
             result = self.client.retrieve(subject, op.query, **fields)
