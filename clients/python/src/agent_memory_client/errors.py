@@ -119,6 +119,15 @@ class SessionWaitTimeout(MemoryClientError, TimeoutError):
         self.session = session
 
 
+class ErasureWaitTimeout(MemoryClientError, TimeoutError):
+    """`request_erasure(wait=True)` gave up before the erasure finished; `erasure` is the last
+    status read (the erasure goes on and can be followed with `get_erasure`)."""
+
+    def __init__(self, message: str, erasure: Any) -> None:
+        super().__init__(message)
+        self.erasure = erasure
+
+
 ERRORS_BY_STATUS: dict[int, type[MemoryApiError]] = {
     400: InvalidRequest,
     401: Unauthenticated,
