@@ -97,6 +97,34 @@ def test_a_429_is_retried_with_backoff_until_the_retries_run_out(httpserver: HTT
     assert raised.value.code == "rate_limited" and raised.value.request_id == "req-123"
 
 
+def test_a_storage_quota_is_raised_at_once_with_the_limit_named(httpserver: HTTPServer, slept):
+    # Given a server whose tenant quota is reached, asking for a minute's wait
+    body = {
+        "error": {
+            "code": "rate_limited",
+            "message": "this subject holds 2 live memories, the policy's quota is 2",
+            "request_id": "req-9",
+            "field": "quota_memories_per_subject",
+            "reason": "memories_per_subject",
+            "limit": 2,
+        }
+    }
+    httpserver.expect_request("/v1/retrieve", method="POST").respond_with_json(
+        body, status=429, headers={"Retry-After": "60"}
+    )
+    # When the client asks
+    with client_of(httpserver) as client, pytest.raises(RateLimited) as raised:
+        client.retrieve("CUST-1", "anything")
+    # Then it did not wait (a minute is past what it retries after) and the quota is named
+    assert slept == [] and len(httpserver.log) == 1
+    assert (raised.value.reason, raised.value.field, raised.value.limit) == (
+        "memories_per_subject",
+        "quota_memories_per_subject",
+        2,
+    )
+    assert raised.value.retry_after == 60
+
+
 def test_a_retry_after_beyond_the_bound_is_not_waited_for(httpserver: HTTPServer, slept):
     # Given a server asking for an hour's wait
     httpserver.expect_request("/v1/health").respond_with_json(

@@ -386,6 +386,28 @@ class PostgresTenantSession(
             ),
         )
 
+    # The statuses a quota counts (services/quotas.py): records that hold content and can still be
+    # served or reviewed.
+    _LIVE = ("active", "pending_approval", "contested", "quarantined")
+
+    def live_memory_counts(self, subject_ids: Sequence[str]) -> dict[str, int]:
+        """Live memories per subject (the `memory_records_subject` index answers it)."""
+        rows = self.conn.execute(
+            """SELECT subject_id, count(*) AS n FROM memory_records
+                WHERE tenant_id = %s AND subject_id = ANY(%s) AND status = ANY(%s) GROUP BY subject_id""",
+            (self.tenant_id, list(subject_ids), list(self._LIVE)),
+        ).fetchall()
+        return {r["subject_id"]: int(r["n"]) for r in rows}
+
+    def live_memory_usage(self) -> tuple[int, int]:
+        """The tenant's live memories and the bytes of their content."""
+        row = self.conn.execute(
+            """SELECT count(*) AS n, coalesce(sum(octet_length(content)), 0) AS size FROM memory_records
+                WHERE tenant_id = %s AND status = ANY(%s)""",
+            (self.tenant_id, list(self._LIVE)),
+        ).fetchone()
+        return (int(row["n"]), int(row["size"])) if row else (0, 0)
+
     def tenant_policy(self, *, for_update: bool = False) -> tuple[str, dict[str, Any]] | None:
         lock = " FOR UPDATE" if for_update else ""
         row = self.conn.execute(
