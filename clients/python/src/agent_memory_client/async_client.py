@@ -254,8 +254,12 @@ class AsyncMemoryClient:
 
     # -- review ---------------------------------------------------------------------------------
 
-    async def review_queue(self, *, cursor: str | None = None, limit: int | None = None) -> m.ReviewPage:
-        return await self._send(_calls.review_queue(cursor, limit))
+    async def review_queue(
+        self, *, cursor: str | None = None, limit: int | None = None, group_similar: bool = False
+    ) -> m.ReviewPage:
+        """One page of items waiting for review; with `group_similar`, one per group of near-identical
+        items of a subject (the others in `similar_pending`)."""
+        return await self._send(_calls.review_queue(cursor, limit, group_similar))
 
     async def iter_review_queue(self, *, page_size: int | None = None) -> AsyncIterator[m.ReviewItem]:
         cursor: str | None = None

@@ -405,6 +405,8 @@ class ReviewItem(ResponseModel):
     evidence_required: bool = False
     # the account's active terms of the same commercial family in other slots
     family_active: list[MemoryRecord] | None = None
+    # the subject's other items waiting for review that say nearly the same, newest first
+    similar_pending: list[str] | None = None
 
 
 class ReviewPage(ResponseModel):

@@ -166,6 +166,9 @@ class PolicyProfile(BaseModel):
     quota_memories_per_subject: int | None = Field(default=20_000, ge=1, le=10_000_000)
     quota_memories_per_tenant: int | None = Field(default=None, ge=1, le=1_000_000_000)
     quota_bytes_per_tenant: int | None = Field(default=None, ge=1_024, le=10**13)
+    # Review items of one subject this alike (same type and slot, cosine of their vectors) are shown as
+    # one group: a statement extracted from several sessions is reviewed once (`similar_pending`).
+    review_group_similarity: float = Field(default=0.9, ge=0.5, le=1.0)
     # Ticket-scoped memory: kept this many days after its ticket resolves (the system of record's
     # ticket status is one of `ticket_resolved_statuses`, compared case-insensitively).
     ticket_memory_retention_days: int = Field(default=30, ge=0, le=3650)
