@@ -96,8 +96,9 @@ FILES = {
 # Conversations written for breadth by other authors, one file per domain (training data).
 WRITTEN = sorted(HERE.glob("written_*.jsonl"))
 # Conversations in business settings none of the above covers (insurance, telecom, logistics,
-# healthcare administration, ...; the setting is in each id), written by another independent author:
-# never in the shipped head's training, so every extractor meets them unseen.
+# healthcare administration, banking, HR and payroll, marketplaces, public sector; the setting is in
+# each id), written by other independent authors: never in the shipped head's training, so every
+# extractor meets them unseen.
 UNSEEN_SETTINGS = sorted(HERE.glob("settings_*.jsonl"))
 # What the committed head is trained on.
 TRAINING_FILES = [HERE / "train.jsonl", HERE / "labelled_transcripts.jsonl", *WRITTEN]
