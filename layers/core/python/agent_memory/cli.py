@@ -318,6 +318,31 @@ def cmd_verify_audit(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
+def cmd_stats(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime, timedelta
+
+    from agent_memory.bootstrap import build_container
+    from agent_memory.services.stats import format_table, tenant_stats
+
+    if args.hours <= 0:
+        print("memory stats: --hours must be positive", file=sys.stderr)
+        return 2
+    since = datetime.now(UTC) - timedelta(hours=args.hours)
+    container = build_container(_settings())
+    try:
+        tenants = [args.tenant] if args.tenant else sorted(container.store.tenants())
+        stats = [tenant_stats(container.store, t, since) for t in tenants]
+    finally:
+        container.close()
+    if args.json:
+        print(json.dumps({"since": since.isoformat(), "tenants": stats}, indent=2))
+    elif not stats:
+        print("no tenants yet")
+    else:
+        print(format_table(stats, since))
+    return 0
+
+
 def cmd_policy(args: argparse.Namespace) -> int:
     from agent_memory.bootstrap import build_container
 
@@ -472,6 +497,16 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("verify-audit", help="recompute every tenant's audit hash chain")
     s.add_argument("--tenant")
     s.set_defaults(func=cmd_verify_audit)
+
+    s = sub.add_parser(
+        "stats",
+        help="the seeds' operating metrics per tenant: stale rate, contested, rejections, lifecycle lag, "
+        "deletion time, denials, retrieval latency by stage, storage and cost drivers",
+    )
+    s.add_argument("--tenant", help="one tenant (default: every tenant)")
+    s.add_argument("--hours", type=float, default=24.0, help="the window for rates and counts (default 24)")
+    s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    s.set_defaults(func=cmd_stats)
     _add_data_commands(sub)
     _add_tool_commands(sub)
     return p

@@ -414,6 +414,8 @@ def _log_access(session: RetrievalReader, turn: _Turn, result: Retrieval) -> Non
             "ticket_unavailable": result.ticket_unavailable,
             "ticket_not_found": result.ticket_not_found,
             "tokens": result.tokens,
+            # the stages so far, in milliseconds (`memory stats` reads their percentiles back)
+            "stage_ms": {k: round(v, 2) for k, v in turn.stages.ms.items()},
             **(
                 {"session_id": request.session_id, "working_items": len(result.working or [])}
                 if request.session_id

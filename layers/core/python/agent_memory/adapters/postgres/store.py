@@ -20,6 +20,7 @@ from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, Life
 from agent_memory.adapters.postgres.refusals import RefusalQueries
 from agent_memory.adapters.postgres.retrieval import PostgresRetrievalReader, RetrievalQueries
 from agent_memory.adapters.postgres.sessions import SessionQueries
+from agent_memory.adapters.postgres.stats import StatsQueries
 from agent_memory.adapters.postgres.subject_data import SubjectDataQueries
 from agent_memory.adapters.postgres.ticket_scope import TicketScopeQueries
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
@@ -86,6 +87,7 @@ class PostgresTenantSession(
     TicketScopeQueries,
     RefusalQueries,
     BatchAdmissionQueries,
+    StatsQueries,
 ):
     """One tenant-scoped transaction (see Database.tenant_transaction)."""
 
