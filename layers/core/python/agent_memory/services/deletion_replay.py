@@ -121,6 +121,9 @@ class DeletionReplay:
             result = self._replay_tenant(tenant_id, tenant_entries)
             report.tenants[tenant_id] = result
             self._audit(tenant_id, result, report)
+        if any(r.erasure_ids for r in report.tenants.values()):
+            # The replay's own erasures wrote entries of their own: they are applied here already.
+            entries = self.registry.entries()
         if pending:
             self.store.set_deletion_replay_watermark(entries[-1].seq, entries[-1].hash)
         logger.info("deletion registry replayed", extra=report.as_dict())
