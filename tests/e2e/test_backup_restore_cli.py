@@ -5,8 +5,11 @@ then replaying the deletion registry), and the restarted service serves none of 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +44,17 @@ def write(api: ApiClient, token: str, subject: str, slot: str, content: str) -> 
     return str(reply.body["memory"]["id"])
 
 
-def test_backup_erase_restore_and_restart_serves_nothing_that_was_removed(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
-    archive = tmp_path / "drill.dump"
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    """Outside pytest's own temporary folder, as the session's PostgreSQL is: a pytest run started
+    meanwhile makes that folder private again, and the server (its own system user) loses it."""
+    folder = Path(tempfile.mkdtemp(prefix="memory-drill-"))
+    yield folder / "data"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_backup_erase_restore_and_restart_serves_nothing_that_was_removed(data_dir: Path) -> None:
+    archive = data_dir.parent / "drill.dump"
     with memory_serve(data_dir) as served:
         api = ApiClient(served.base, local_secret(data_dir, None))
         agent = api.token(TENANT, "copilot", ["agent"], "confidential")
