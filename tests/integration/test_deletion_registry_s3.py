@@ -64,9 +64,9 @@ def test_two_writers_never_take_the_same_number(s3: Any) -> None:
     stale = original_keys()
     calls = {"n": 0}
 
-    def first_listing_is_stale() -> list[str]:
+    def first_listing_is_stale(start_after: str | None = None) -> list[str]:
         calls["n"] += 1
-        return stale if calls["n"] == 1 else original_keys()
+        return stale if calls["n"] == 1 else original_keys(start_after)
 
     two._keys = first_listing_is_stale  # type: ignore[method-assign]
     one.append(kind="erasure", tenant_id="acme", ref="era_2", subject_digest="d2")

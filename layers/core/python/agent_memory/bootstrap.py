@@ -169,7 +169,7 @@ def build_deletion_registry(settings: Settings) -> DeletionRegistry | None:
         )
     if settings.environment == "local":
         folder = settings.resolved_data_dir
-        return FileDeletionRegistry(folder / REGISTRY_FILE, local_registry_key(folder))
+        return FileDeletionRegistry(folder / REGISTRY_FILE, lambda: local_registry_key(folder))
     logger.warning("no deletion registry configured: a restore cannot replay erasures")
     return None
 

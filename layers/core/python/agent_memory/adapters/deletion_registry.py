@@ -9,7 +9,7 @@ import fcntl
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,14 +53,17 @@ def local_registry_key(folder: Path) -> bytes:
 
 class FileDeletionRegistry:
     """One JSON object a line, appended under an exclusive lock and synced to disk before the
-    append returns."""
+    append returns. `key`: the digest key, or what reads it on first use (nothing is created in
+    the data folder until something is erased, deleted or replayed)."""
 
-    def __init__(self, path: Path, key: bytes) -> None:
+    def __init__(self, path: Path, key: bytes | Callable[[], bytes]) -> None:
         self.path = path
-        self._key = key
+        self._key_source = key
 
     def subject_digest(self, tenant_id: str, subject_id: str) -> str:
-        return subject_digest(self._key, tenant_id, subject_id)
+        if callable(self._key_source):
+            self._key_source = self._key_source()
+        return subject_digest(self._key_source, tenant_id, subject_id)
 
     @contextmanager
     def _locked(self) -> Iterator[IO[str]]:
@@ -115,16 +118,26 @@ class S3DeletionRegistry:
         self.bucket = bucket
         self._key = key
         self.s3 = s3
+        self._last_key: str | None = None  # the newest entry this instance has seen
 
     def subject_digest(self, tenant_id: str, subject_id: str) -> str:
         return subject_digest(self._key, tenant_id, subject_id)
 
-    def _keys(self) -> list[str]:
+    def _keys(self, start_after: str | None = None) -> list[str]:
         keys: list[str] = []
         paginator = self.s3.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=S3_PREFIX):
+        extra = {"StartAfter": start_after} if start_after else {}
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=S3_PREFIX, **extra):
             keys += [o["Key"] for o in page.get("Contents", [])]
         return sorted(keys)
+
+    def _tail(self) -> RegistryEntry | None:
+        """The newest entry: listed after the newest this instance saw (a warm function lists only
+        what was added since), read once."""
+        newer = self._keys(start_after=self._last_key)
+        if newer:
+            self._last_key = newer[-1]
+        return self._get(self._last_key) if self._last_key else None
 
     def _get(self, key: str) -> RegistryEntry:
         body = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
@@ -133,8 +146,7 @@ class S3DeletionRegistry:
     def append(self, *, kind: EntryKind, tenant_id: str, ref: str, subject_digest: str) -> RegistryEntry:
         try:
             for _ in range(_APPEND_ATTEMPTS):
-                keys = self._keys()
-                previous = self._get(keys[-1]) if keys else None
+                previous = self._tail()
                 entry = next_entry(
                     previous,
                     kind=kind,
@@ -152,6 +164,7 @@ class S3DeletionRegistry:
                         IfNoneMatch="*",
                         ChecksumAlgorithm="SHA256",  # object lock requires an integrity checksum
                     )
+                    self._last_key = f"{S3_PREFIX}{entry.seq:012d}.json"
                     return entry
                 except ClientError as err:
                     if err.response.get("Error", {}).get("Code") not in (
