@@ -6,7 +6,8 @@ lineage): the content, value, vector, sentence vectors, full-text entry and cach
 row stays without content (status `deleted`), so the version chain keeps its place; a tombstone of
 its content hash and lineage keys refuses the same memory coming back from a write or a replayed
 session; and a `memory_deleted` event says who, when and why (an older version's names the one
-asked for, `version_of`).
+asked for, `version_of`). The deletion registry outside the database records the memory's id (a
+restore replays it: services/deletion_replay.py); when it cannot be written nothing is deleted.
 
 A correction is not a deletion: the customer's new value is a new version of the slot, written
 through the gateway, which supersedes the old one (the old one stays in the history).
