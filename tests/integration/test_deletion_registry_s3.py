@@ -90,3 +90,26 @@ def test_a_deleted_entry_shows_as_a_broken_chain(s3: Any) -> None:
     )
     # Then the chain says which is missing
     assert chain_problem(registry.entries()) == "entry 2 missing (found 3)"
+
+
+def test_the_functions_registry_is_the_bucket_keyed_by_the_secret(s3: Any) -> None:
+    # Given the settings the stack gives a function: the bucket and the key's secret
+    from agent_memory.bootstrap import build_deletion_registry
+    from agent_memory.config import Settings
+    from agent_memory.domain.deletion_registry import subject_digest
+
+    arn = boto3.client("secretsmanager", region_name="us-east-1").create_secret(
+        Name="deletion-registry-key", SecretString="k" * 64
+    )["ARN"]
+    settings = Settings(
+        environment="aws", deletion_registry_bucket=BUCKET, deletion_registry_key_secret_arn=arn
+    )
+    # When the composition root builds the registry and an erasure is recorded
+    registry = build_deletion_registry(settings)
+    assert isinstance(registry, S3DeletionRegistry)
+    registry.append(
+        kind="erasure", tenant_id="acme", ref="era_1", subject_digest=registry.subject_digest("acme", "S-1")
+    )
+    # Then the entry is in the bucket, the subject digested with the secret's key
+    (entry,) = S3DeletionRegistry(BUCKET, b"other", s3).entries()
+    assert entry.subject_digest == subject_digest(b"k" * 64, "acme", "S-1")
