@@ -32,6 +32,10 @@ class DeploymentConfig:
     database_name: str = "memory"
     deletion_protection: bool = True
     backup_retention_days: int = 7
+    # The deletion registry a restore replays (S3, object lock): each entry is kept at least this
+    # long, longer than any backup or snapshot it must correct; GOVERNANCE or COMPLIANCE.
+    deletion_registry_retention_days: int = 400
+    deletion_registry_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
     secret_rotation_days: int = 30
     # Embeddings (production embeds through an OpenAI-compatible API).
     embedder: Literal["openai", "local-minilm-onnx"] = "openai"
@@ -125,6 +129,12 @@ class DeploymentConfig:
             raise ValueError("transcriptTtlDays must be within 1..30")
         if not 1 <= self.extraction_batch_size <= 10:
             raise ValueError("extractionBatchSize must be within 1..10 (no batching window is configured)")
+        if not 1 <= self.backup_retention_days <= 35:
+            raise ValueError("backupRetentionDays must be within 1..35 (Aurora's automated backups)")
+        if self.deletion_registry_retention_days <= self.backup_retention_days:
+            raise ValueError("deletionRegistryRetentionDays must exceed backupRetentionDays")
+        if self.deletion_registry_lock_mode not in ("GOVERNANCE", "COMPLIANCE"):
+            raise ValueError("deletionRegistryLockMode must be GOVERNANCE or COMPLIANCE")
         if self.erasure_verify_rounds < 1:
             raise ValueError("erasureVerifyRounds must be at least 1")
         if self.embedder == "openai" and self.embedding_dim < 1:

@@ -83,6 +83,18 @@ def _functions(stack: MemoryStack) -> None:
                 bucket_objects,
             )
 
+    registry_objects = f"Resource::<{logical_id(stack, stack.deletion_registry.bucket)}.Arn>/entries/*"
+    for name, function in stack.functions.functions.items():
+        if "deletion_registry" in stack.functions.specs[name].permissions:
+            assert function.role is not None
+            ack(
+                function.role,
+                "IAM5",
+                "Object-level S3 actions must name objects: the wildcard covers the entries of the "
+                "deletion registry bucket only (read and put; object lock forbids overwrites).",
+                registry_objects,
+            )
+
     step = stack.erasure.state_machine
     ack(
         step.role,
@@ -146,6 +158,12 @@ def _data(stack: MemoryStack) -> None:
             "Not rotatable by a Lambda: a new JWT key invalidates every issued token and the "
             "OpenAI key is issued by the provider; docs/deploy.md has the manual procedure.",
         )
+    ack(
+        stack.secrets.deletion_registry_key,
+        "SMG4",
+        "The key of the deletion registry's subject digests must not change: a rotated key "
+        "would leave every earlier entry naming a subject the restore replay cannot find.",
+    )
     ack(
         stack.pipeline.access_logs_bucket,
         "S1",

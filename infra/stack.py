@@ -15,6 +15,7 @@ from infra.config import DeploymentConfig
 from infra.constructs.api import Api
 from infra.constructs.console import Console
 from infra.constructs.database import Database, DatabaseMigrations
+from infra.constructs.deletion_registry import DeletionRegistryBucket
 from infra.constructs.erasure import ErasureWorkflow
 from infra.constructs.functions import PermissionTargets, ServiceFunctions
 from infra.constructs.identity import CognitoIdentity, authorizer_environment
@@ -68,6 +69,9 @@ class MemoryStack(Stack):
         self.pipeline = Pipeline(
             self, "Pipeline", config=config, worker_timeout=self.functions.functions[worker_spec.name].timeout
         )  # type: ignore[arg-type]
+        self.deletion_registry = DeletionRegistryBucket(
+            self, "DeletionRegistry", config=config, access_logs_bucket=self.pipeline.access_logs_bucket
+        )
         _, step_function = self.functions.single("stepfunctions")
         self.erasure = ErasureWorkflow(self, "Erasure", config=config, step_function=step_function)
         self.functions.apply_permissions(
@@ -78,6 +82,8 @@ class MemoryStack(Stack):
                 extraction_queue=self.pipeline.queue,
                 transcripts_bucket=self.pipeline.transcripts_bucket,
                 erasure_state_machine=self.erasure.state_machine,
+                deletion_registry=self.deletion_registry,
+                deletion_registry_key=self.secrets.deletion_registry_key,
             )
         )
         self._wire_triggers()
@@ -117,6 +123,12 @@ class MemoryStack(Stack):
         CfnOutput(self, "OpenAiSecretArn", value=self.secrets.openai_secret.secret_arn)
         CfnOutput(self, "ErasureStateMachineArn", value=self.erasure.state_machine.state_machine_arn)
         CfnOutput(self, "MigrationsFunctionName", value=self.migrations.function.function_name)
+        CfnOutput(self, "DeletionRegistryBucketName", value=self.deletion_registry.bucket.bucket_name)
+        CfnOutput(
+            self,
+            "DeletionReplayFunctionName",
+            value=self.functions.functions["deletion_replay"].function_name,
+        )
         add_suppressions(self)
 
     def _wire_identity(self) -> None:
@@ -166,7 +178,8 @@ class MemoryStack(Stack):
             )
 
         def wired_elsewhere() -> None:
-            """stepfunctions: tasks of the erasure workflow; authorizer: part of the API."""
+            """stepfunctions: tasks of the erasure workflow; authorizer: part of the API; invoke:
+            run by an operator (docs/operations.md)."""
 
         wiring: dict[Trigger, Callable[[], None]] = {
             "api": api,
@@ -174,6 +187,7 @@ class MemoryStack(Stack):
             "schedule": schedule,
             "stepfunctions": wired_elsewhere,
             "authorizer": wired_elsewhere,
+            "invoke": wired_elsewhere,
         }
         for trigger in dict.fromkeys(spec.trigger for spec in FUNCTIONS):
             if trigger not in wiring:

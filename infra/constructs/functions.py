@@ -26,6 +26,7 @@ from agent_memory.functions_spec import FUNCTIONS, FunctionSpec, Permission
 from constructs import Construct
 from infra.config import DeploymentConfig
 from infra.constructs.database import Database
+from infra.constructs.deletion_registry import DeletionRegistryBucket
 from infra.constructs.network import Network, vpc_access_statement
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,6 +80,8 @@ class PermissionTargets:
     extraction_queue: sqs.IQueue
     transcripts_bucket: s3.IBucket
     erasure_state_machine: sfn.IStateMachine
+    deletion_registry: DeletionRegistryBucket
+    deletion_registry_key: secretsmanager.ISecret
 
 
 class ServiceFunctions(Construct):
@@ -229,6 +232,13 @@ def permission_grants(t: PermissionTargets) -> dict[Permission, Callable[[lambda
         t.erasure_state_machine.grant_start_execution(fn)
         fn.add_environment("MEMORY_ERASURE_STATE_MACHINE_ARN", t.erasure_state_machine.state_machine_arn)
 
+    def deletion_registry(fn: lambda_.Function) -> None:
+        # Append and read only: object lock keeps every entry, and no function may delete one.
+        t.deletion_registry.grant_append_and_read(fn)
+        t.deletion_registry_key.grant_read(fn)
+        fn.add_environment("MEMORY_DELETION_REGISTRY_BUCKET", t.deletion_registry.bucket.bucket_name)
+        fn.add_environment("MEMORY_DELETION_REGISTRY_KEY_SECRET_ARN", t.deletion_registry_key.secret_arn)
+
     return {
         "database": database,
         "jwt_secret": jwt_secret,
@@ -236,4 +246,5 @@ def permission_grants(t: PermissionTargets) -> dict[Permission, Callable[[lambda
         "extraction_queue_send": extraction_queue_send,
         "transcripts_bucket": transcripts_bucket,
         "erasure_state_machine_start": erasure_state_machine_start,
+        "deletion_registry": deletion_registry,
     }

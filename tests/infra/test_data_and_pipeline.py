@@ -207,13 +207,55 @@ def test_the_outbox_relay_runs_every_minute_without_retries(synthesized: Any) ->
 
 def test_transcripts_bucket_is_private_encrypted_and_unversioned(synthesized: Any) -> None:
     buckets = synthesized.resources("AWS::S3::Bucket")
-    transcripts = [b for b in buckets.values() if "LoggingConfiguration" in b["Properties"]]
+    transcripts = [
+        b
+        for k, b in buckets.items()
+        if "LoggingConfiguration" in b["Properties"] and k.startswith("PipelineTranscripts")
+    ]
     assert len(transcripts) == 1
     props = transcripts[0]["Properties"]
     rule = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
     assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "aws:kms"
     assert "VersioningConfiguration" not in props, "an erasure must not leave noncurrent versions behind"
     assert props["PublicAccessBlockConfiguration"]["RestrictPublicBuckets"] is True
+
+
+def test_the_deletion_registry_bucket_keeps_every_entry_under_object_lock(synthesized: Any) -> None:
+    # Given the stack, when its deletion registry bucket is read
+    config = synthesized.stack.config
+    (props,) = [
+        b["Properties"]
+        for k, b in synthesized.resources("AWS::S3::Bucket").items()
+        if k.startswith("DeletionRegistry")
+    ]
+    # Then it is versioned with object lock: no entry is overwritten or deleted for the retention
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    assert props["ObjectLockEnabled"] is True
+    retention = props["ObjectLockConfiguration"]["Rule"]["DefaultRetention"]
+    assert retention == {
+        "Mode": config.deletion_registry_lock_mode,
+        "Days": config.deletion_registry_retention_days,
+    }
+    assert retention["Days"] > config.backup_retention_days, "entries must outlive the backups they correct"
+    assert props["PublicAccessBlockConfiguration"]["RestrictPublicBuckets"] is True
+    assert "LoggingConfiguration" in props
+    # ... and no function may delete an entry
+    for policy in synthesized.resources("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if any("DeletionRegistryBucket" in r for r in refs_in(statement["Resource"])):
+                actions = (
+                    statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+                )
+                assert not any(
+                    a.startswith(("s3:Delete", "s3:PutObjectRetention", "s3:Bypass")) for a in actions
+                )
+
+
+def test_aurora_keeps_automated_backups_for_point_in_time_recovery(synthesized: Any) -> None:
+    # Given the stack: Aurora's automated backups are its point-in-time recovery window
+    _, cluster = only(synthesized, "AWS::RDS::DBCluster")
+    assert cluster["Properties"]["BackupRetentionPeriod"] == synthesized.stack.config.backup_retention_days
+    assert cluster["Properties"]["BackupRetentionPeriod"] >= 1
 
 
 def test_zero_minimum_capacity_turns_on_auto_pause() -> None:

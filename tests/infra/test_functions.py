@@ -113,6 +113,7 @@ def test_function_follows_its_spec(synthesized: Any, spec: FunctionSpec) -> None
         "extraction_queue_send": "MEMORY_EXTRACTION_QUEUE_URL",
         "transcripts_bucket": "MEMORY_TRANSCRIPTS_BUCKET",
         "erasure_state_machine_start": "MEMORY_ERASURE_STATE_MACHINE_ARN",
+        "deletion_registry": "MEMORY_DELETION_REGISTRY_BUCKET",
     }
     for permission, variable in expected_env.items():
         assert (variable in env) == (permission in spec.permissions), f"{spec.name}: {variable}"
@@ -144,10 +145,12 @@ def test_function_role_reaches_only_what_its_permissions_name(synthesized: Any, 
     actions = {
         a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
     }
+    resources = {r for s in statements for r in refs_in(s["Resource"])}
     reaches = {
         "database": any(a == "secretsmanager:GetSecretValue" for a in actions),
         "extraction_queue_send": "sqs:SendMessage" in actions,
-        "transcripts_bucket": "s3:PutObject" in actions,
+        "transcripts_bucket": "s3:PutObject" in actions and any("Transcripts" in r for r in resources),
+        "deletion_registry": any("DeletionRegistryBucket" in r for r in resources),
         "erasure_state_machine_start": "states:StartExecution" in actions,
     }
     for permission, granted in reaches.items():

@@ -15,12 +15,14 @@ from agent_memory.adapters.postgres.database import Database, migrate
 from agent_memory.adapters.postgres.store import PostgresStore
 from agent_memory.config import Settings
 from agent_memory.observability import logger
+from agent_memory.ports.deletion_registry import DeletionRegistry
 from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.extractor import Extractor
 from agent_memory.ports.messaging import ObjectStore, Queue
 from agent_memory.ports.system_of_record import SystemOfRecord
 from agent_memory.services.access_log import AccessLogSealer
 from agent_memory.services.commitments import CommitmentService
+from agent_memory.services.deletion_replay import DeletionReplay, ReplayReport
 from agent_memory.services.erasure import ErasureService, LocalErasureRunner
 from agent_memory.services.export import ExportService
 from agent_memory.services.extraction import ExtractionWorker
@@ -65,6 +67,7 @@ class Container:
     export: ExportService
     working: WorkingMemoryService
     notes: NoteService
+    deletion_registry: DeletionRegistry | None = None
 
     on_close: list[Callable[[], None]] = field(default_factory=list)
 
@@ -140,6 +143,46 @@ def build_messaging(settings: Settings) -> tuple[Queue | None, ObjectStore | Non
         else None
     )
     return queue, objects
+
+
+def build_deletion_registry(settings: Settings) -> DeletionRegistry | None:
+    """The registry of erasures and deletions a restore replays: the S3 bucket when configured,
+    else (locally) a file in the data folder. None in AWS without a bucket (logged)."""
+    from agent_memory.adapters.deletion_registry import (
+        REGISTRY_FILE,
+        FileDeletionRegistry,
+        S3DeletionRegistry,
+        local_registry_key,
+    )
+
+    if settings.deletion_registry_bucket:
+        from agent_memory.adapters.aws import client
+
+        if settings.deletion_registry_key_secret_arn:
+            from aws_lambda_powertools.utilities import parameters
+
+            key = str(parameters.get_secret(settings.deletion_registry_key_secret_arn, max_age=3600)).encode()
+        else:
+            key = local_registry_key(settings.resolved_data_dir)
+        return S3DeletionRegistry(
+            settings.deletion_registry_bucket,
+            key,
+            client("s3", settings.aws_endpoint_url, settings.aws_region),
+        )
+    if settings.environment == "local":
+        folder = settings.resolved_data_dir
+        return FileDeletionRegistry(folder / REGISTRY_FILE, lambda: local_registry_key(folder))
+    logger.warning("no deletion registry configured: a restore cannot replay erasures")
+    return None
+
+
+def replay_deletions(container: Container) -> ReplayReport | None:
+    """Replay the deletion registry into the database (before the service answers); None without one."""
+    if container.deletion_registry is None:
+        return None
+    return DeletionReplay(
+        container.store, container.deletion_registry, container.erasure, container.forget
+    ).replay()
 
 
 def build_system_of_record(settings: Settings, db: Database) -> SystemOfRecord:
@@ -239,6 +282,7 @@ def build_services(
     sor = build_system_of_record(settings, db)
     queue, objects = build_messaging(settings)
     quotas = Quotas(store, policies)
+    registry = build_deletion_registry(settings)
     gateway = WriteGateway(store, embedder, policies, quotas=quotas)
     outbox = build_outbox(settings, store, queue)
     extraction = ExtractionWorker(
@@ -269,13 +313,16 @@ def build_services(
         outbox=outbox,
         sessions=SessionService(store, outbox, objects),
         extraction=extraction,
-        erasure=ErasureService(store, objects, invalidate_caches=_sor_cache_invalidator(sor)),
+        erasure=ErasureService(
+            store, objects, invalidate_caches=_sor_cache_invalidator(sor), registry=registry
+        ),
         lifecycle=build_lifecycle(settings, store, policies, objects, embedder, sor),
         working=WorkingMemoryService(store, policies),
-        forget=ForgetService(store),
+        forget=ForgetService(store, registry=registry),
         export=ExportService(store, policies),
         # Notes are read by the session extractor itself (built once, on first use by either).
         notes=NoteService(gateway, lambda: extraction.extractor, sor),
+        deletion_registry=registry,
     )
     _connect_services(container)
     return container

@@ -1,4 +1,4 @@
-"""The `memory` command: serve, token, migrate, invoke, verify-audit, policy."""
+"""The `memory` command: serve, token, migrate, invoke, verify-audit, policy, backup, restore."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import threading
 
     from agent_memory.api.identity import local_secret, token_verifier
-    from agent_memory.bootstrap import build_container, set_container
+    from agent_memory.bootstrap import build_container, replay_deletions, set_container
     from agent_memory.local.discovery import RunningServer, register, unregister
     from agent_memory.local.serve_command import announce, cannot_listen, start_local_workers
     from agent_memory.local.server import LocalApi, make_http_server
@@ -63,6 +63,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     verifier = token_verifier(settings, secret)  # a JWKS when MEMORY_JWT_JWKS_URL is set
     settings, aws = with_local_aws(settings)
     container = build_container(settings)
+    # Before anything answers: erasures and deletions a restored database may not hold yet.
+    replayed = replay_deletions(container)
+    if replayed is not None and replayed.tenants:
+        print(f"deletion registry replayed: {json.dumps(replayed.as_dict())}", file=sys.stderr, flush=True)
     set_container(container)
     api = LocalApi(secret, settings.max_body_bytes, verifier)
     server = make_http_server(api, settings.host, settings.port, development_secret=not settings.jwt_secret)
@@ -208,6 +212,46 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         progress=terminal_progress(args.progress),
     )
     print(json.dumps({"applied": applied}))
+    return 0
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    from agent_memory.local.backup import backup
+
+    size = backup(_settings(), Path(args.path))
+    print(json.dumps({"backup": str(Path(args.path).expanduser().resolve()), "bytes": size}))
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Replace the database with a backup, then replay the deletion registry into it: what was
+    erased or deleted since the backup was taken is erased or deleted again."""
+    from agent_memory.local.backup import RestoreRefused, restore
+
+    settings = _settings()
+    try:
+        restore(settings, Path(args.path))
+    except RestoreRefused as exc:
+        print(f"memory restore: {exc}", file=sys.stderr)
+        return 2
+    print("replaying the deletion registry", file=sys.stderr, flush=True)
+    return _replay(settings)
+
+
+def cmd_replay_deletions(args: argparse.Namespace) -> int:
+    return _replay(_settings())
+
+
+def _replay(settings: Settings) -> int:
+    """Migrate (an older backup's schema), replay the deletion registry, print its report."""
+    from agent_memory.bootstrap import build_container, replay_deletions
+
+    container = build_container(settings)
+    try:
+        report = replay_deletions(container)
+    finally:
+        container.close()
+    print(json.dumps({"replay": report.as_dict() if report else None}))
     return 0
 
 
@@ -526,6 +570,21 @@ def _add_data_commands(sub: Any) -> None:
     s.add_argument("--no-consolidate", action="store_true")
     _progress_option(s)
     s.set_defaults(func=cmd_purge)
+
+    s = sub.add_parser("backup", help="back the database up into a pg_dump archive (progress on stderr)")
+    s.add_argument("path", help="the archive to write")
+    s.set_defaults(func=cmd_backup)
+    s = sub.add_parser(
+        "restore",
+        help="replace the database with a backup (memory serve stopped), then replay the erasures and "
+        "deletions made since",
+    )
+    s.add_argument("path", help="an archive written by `memory backup`")
+    s.set_defaults(func=cmd_restore)
+    s = sub.add_parser(
+        "replay-deletions", help="replay the deletion registry into the database (what each start does)"
+    )
+    s.set_defaults(func=cmd_replay_deletions)
 
     sor = sub.add_parser("sor", help="the local system of record (development)")
     sor_sub = sor.add_subparsers(dest="sor_command", required=True)

@@ -141,6 +141,11 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(default=2, ge=0, le=5)
 
     erasure_state_machine_arn: str | None = None
+    # The deletion registry a restore replays (services/deletion_replay.py), outside the database:
+    # in AWS an S3 bucket with object lock, its subject digests keyed by a Secrets Manager secret;
+    # locally a file in the data folder (beside the PostgreSQL folder, not in it) and its key.
+    deletion_registry_bucket: str | None = None
+    deletion_registry_key_secret_arn: str | None = None
 
     default_policy: str = "crm"
     environment: Literal["local", "aws"] = "local"

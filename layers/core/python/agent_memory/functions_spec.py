@@ -16,7 +16,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
-Trigger = Literal["api", "sqs", "schedule", "stepfunctions", "authorizer"]
+# "invoke": no trigger of its own, invoked by an operator (the deletion replay after a restore).
+Trigger = Literal["api", "sqs", "schedule", "stepfunctions", "authorizer", "invoke"]
 # Permissions are named by what they reach; the stack maps each to grant calls.
 Permission = Literal[
     "database",
@@ -25,6 +26,7 @@ Permission = Literal[
     "extraction_queue_send",
     "transcripts_bucket",
     "erasure_state_machine_start",
+    "deletion_registry",
 ]
 
 
@@ -78,7 +80,8 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         # A content-only note is classified by the learned extractor (the embedder it shares, and
         # its head): the extract function's memory size.
         memory_mb=1024,
-        permissions=("database", "openai_secret"),
+        # A deletion on request is recorded in the deletion registry before it commits.
+        permissions=("database", "openai_secret", "deletion_registry"),
     ),
     FunctionSpec(
         name="review",
@@ -178,7 +181,8 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Runs one named erasure step (a Step Functions task)",
         trigger="stepfunctions",
         timeout_s=300,
-        permissions=("database", "transcripts_bucket"),
+        # The first step records the erasure in the deletion registry.
+        permissions=("database", "transcripts_bucket", "deletion_registry"),
     ),
     FunctionSpec(
         name="purge",
@@ -187,6 +191,14 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         memory_mb=1024,
         timeout_s=900,
         permissions=("database",),
+    ),
+    FunctionSpec(
+        name="deletion_replay",
+        description="After a restore: replays the deletion registry's erasures and deletions (invoked by an operator)",
+        trigger="invoke",
+        memory_mb=1024,
+        timeout_s=900,
+        permissions=("database", "transcripts_bucket", "deletion_registry"),
     ),
     FunctionSpec(
         name="outbox_relay",

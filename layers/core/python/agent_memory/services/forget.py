@@ -6,7 +6,8 @@ lineage): the content, value, vector, sentence vectors, full-text entry and cach
 row stays without content (status `deleted`), so the version chain keeps its place; a tombstone of
 its content hash and lineage keys refuses the same memory coming back from a write or a replayed
 session; and a `memory_deleted` event says who, when and why (an older version's names the one
-asked for, `version_of`).
+asked for, `version_of`). The deletion registry outside the database records the memory's id (a
+restore replays it: services/deletion_replay.py); when it cannot be written nothing is deleted.
 
 A correction is not a deletion: the customer's new value is a new version of the slot, written
 through the gateway, which supersedes the old one (the old one stays in the history).
@@ -20,11 +21,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_memory.domain.deletion_registry import MEMORY_DELETION
 from agent_memory.domain.enums import EventType, Role, Status
 from agent_memory.domain.errors import Conflict, NotFound
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.domain.sanitize import MaskedText
 from agent_memory.observability import logger
+from agent_memory.ports.deletion_registry import DeletionRegistry
 from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
 from agent_memory.services.authorization import require_mutation, visible
 
@@ -45,11 +48,19 @@ class ForgetReply(BaseModel):
 
 
 class ForgetService:
-    def __init__(self, store: MemoryStore, clock: Callable[[], datetime] = utcnow) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        clock: Callable[[], datetime] = utcnow,
+        registry: DeletionRegistry | None = None,
+    ) -> None:
         self.store = store
         self.clock = clock
+        self.registry = registry
 
-    def forget(self, principal: Principal, memory_id: str, request: ForgetRequest) -> ForgetReply:
+    def forget(
+        self, principal: Principal, memory_id: str, request: ForgetRequest, *, register: bool = True
+    ) -> ForgetReply:
         """Delete one memory's content everywhere it is held, with the older versions of its slot
         that led to it (its lineage: a superseded version must not stay readable, exportable or
         reinstatable once the memory is forgotten), keep a content-free entry of each, tombstone
@@ -115,6 +126,16 @@ class ForgetService:
                             payload,
                         )
                     ]
+                )
+            # Inside the transaction, last: when the registry outside the database cannot be
+            # written, the deletion rolls back and the caller is told (a restore must not undo it).
+            # Written and then not committed, a restore's replay deletes it: the caller asked.
+            if register and self.registry is not None:
+                self.registry.append(
+                    kind=MEMORY_DELETION,
+                    tenant_id=principal.tenant_id,
+                    ref=memory_id,
+                    subject_digest=self.registry.subject_digest(principal.tenant_id, record.subject_id),
                 )
         logger.info(
             "memory deleted on request",

@@ -288,3 +288,14 @@ class ErasureQueries:
             (self.tenant_id, erasure_id),
         ).fetchall()
         return [r["erasure_id"] for r in rows]
+
+    def subject_ids(self) -> list[str]:
+        """Every subject the tenant holds anything of (records, sessions, working memory, erasures)."""
+        rows = self.conn.execute(
+            """SELECT subject_id FROM memory_records WHERE tenant_id = %(t)s
+               UNION SELECT subject_id FROM sessions WHERE tenant_id = %(t)s
+               UNION SELECT subject_id FROM working_memory WHERE tenant_id = %(t)s
+               UNION SELECT subject_id FROM erasure_requests WHERE tenant_id = %(t)s""",
+            {"t": self.tenant_id},
+        ).fetchall()
+        return [r["subject_id"] for r in rows]

@@ -506,3 +506,20 @@ class PostgresStore:
         with self.db.transaction() as conn:
             rows = conn.execute("SELECT tenant_id FROM tenants ORDER BY tenant_id").fetchall()
         yield from (r["tenant_id"] for r in rows)
+
+    def deletion_replay_watermark(self) -> int:
+        """The last deletion-registry entry this database has replayed (0: none)."""
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT through_seq FROM deletion_registry_replay WHERE id = 1").fetchone()
+        return int(row["through_seq"]) if row else 0
+
+    def set_deletion_replay_watermark(self, seq: int, entry_hash: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                """INSERT INTO deletion_registry_replay (id, through_seq, through_hash, replayed_at)
+                   VALUES (1, %s, %s, now())
+                   ON CONFLICT (id) DO UPDATE SET through_seq = EXCLUDED.through_seq,
+                                                  through_hash = EXCLUDED.through_hash,
+                                                  replayed_at = EXCLUDED.replayed_at""",
+                (seq, entry_hash),
+            )
