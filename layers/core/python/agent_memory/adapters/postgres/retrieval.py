@@ -23,6 +23,7 @@ from psycopg.rows import DictRow, tuple_row
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.tsvector import LexemeCounter
+from agent_memory.adapters.postgres.type_sql import shared_knowledge_predicate
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType
 from agent_memory.domain.ranking import CandidateFacts
@@ -46,6 +47,8 @@ _CANDIDATES_CALL = (
 _VERIFIED = sorted(a.value for a in VERIFIED_AUTHORITIES)
 _MEMORY_TYPES = {t.value: t for t in MemoryType}  # a dict lookup per row, not an Enum call
 _AUTHORITIES = {a.value: a for a in Authority}
+# The partial HNSW index's predicate, spelled as migrate.py creates it so the planner uses the index.
+_SHARED_KNOWLEDGE = shared_knowledge_predicate("r.")
 
 
 def retrieval_functions_sql() -> str:
@@ -276,7 +279,7 @@ class RetrievalQueries:
             SELECT record, 1 - distance AS similarity FROM (
                 SELECT {_record_json()} AS record, r.embedding <=> %(q)s::vector AS distance
                   FROM memory_records r
-                 WHERE r.tenant_id = %(t)s AND (r.scope = 'tenant' OR r.type = 'resolution')
+                 WHERE r.tenant_id = %(t)s AND ({_SHARED_KNOWLEDGE})
                    AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
                    AND r.sensitivity_rank <= %(clr)s AND r.embedding IS NOT NULL
                  ORDER BY r.embedding <=> %(q)s::vector

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
@@ -146,6 +146,7 @@ MEMORY_EXAMPLE: dict[str, Any] = {
     "embedding_model": "local-minilm-onnx",
     "needs_revalidation": False,
     "verified": True,
+    "section": "verified_facts",
 }
 
 
@@ -196,3 +197,8 @@ class MemoryView(ResponseModel):
     embedding_model: str | None
     needs_revalidation: bool
     verified: bool = Field(description="its authority is one of the verified ones")
+    section: Literal["verified_facts", "relevant", "supporting", "unverified"] | None = Field(
+        default=None,
+        description="the section of a retrieval's context it is shown in when served, by its type and "
+        "source (the type table); null only in a reply stored before this field existed",
+    )
