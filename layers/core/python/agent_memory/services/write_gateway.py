@@ -440,9 +440,13 @@ def _reply_to_result(response: dict[str, object]) -> dict[str, object]:
     }
 
 
+# What a memory's view adds to its record (records.MemoryRecord.public_view), derived again on replay.
+_DERIVED_VIEW_FIELDS = frozenset({"verified", "section"})
+
+
 def _strip_view(memory: object) -> object:
     if isinstance(memory, dict):
-        return {k: v for k, v in memory.items() if k != "verified"}
+        return {k: v for k, v in memory.items() if k not in _DERIVED_VIEW_FIELDS}
     return memory
 
 

@@ -197,8 +197,7 @@ class MemoryView(ResponseModel):
     embedding_model: str | None
     needs_revalidation: bool
     verified: bool = Field(description="its authority is one of the verified ones")
-    section: Literal["verified_facts", "relevant", "supporting", "unverified"] | None = Field(
-        default=None,
-        description="the section of a retrieval's context it is shown in when served, by its type and "
-        "source (the type table); null only in a reply stored before this field existed",
+    section: Literal["verified_facts", "relevant", "supporting", "unverified"] = Field(
+        description="the section of a retrieval's context it is shown in when served, from its type "
+        "and its source (the type table)"
     )
