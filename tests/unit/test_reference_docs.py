@@ -1,0 +1,54 @@
+"""The docs' reference parts are what tools/reference_docs.py writes from the code: the memory-type
+tables (from the type table). A stale file fails here with the command that rewrites it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_tool():
+    spec = importlib.util.spec_from_file_location("reference_docs", ROOT / "tools" / "reference_docs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reference_docs"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+TOOL = load_tool()
+
+
+@pytest.mark.parametrize("path", sorted(TOOL.rendered()), ids=str)
+def test_the_generated_docs_are_current(path):
+    # Given what the tool writes now
+    expected = TOOL.rendered()[path]
+    # Then the file holds exactly that
+    assert (ROOT / path).read_text() == expected, f"{path} is stale: run {TOOL.COMMAND}"
+
+
+def test_a_changed_type_row_shows_as_a_stale_table(monkeypatch):
+    # Given a type whose description changed in the table
+    from dataclasses import replace
+
+    from agent_memory.domain import memory_types
+
+    specs = dict(memory_types.TYPE_SPECS)
+    first = next(iter(specs))
+    specs[first] = replace(specs[first], description="something else entirely")
+    monkeypatch.setattr(TOOL, "TYPE_SPECS", specs)
+    # When the tool renders the docs
+    changed = TOOL.rendered()
+    # Then the files that show it differ from what is committed
+    assert changed["docs/concepts.md"] != (ROOT / "docs/concepts.md").read_text()
+    assert "something else entirely" in changed["docs/rules.md"]
+
+
+def test_a_file_without_its_markers_is_an_error():
+    with pytest.raises(ValueError, match="markers"):
+        TOOL.with_block("no markers here", "| table |", TOOL.TYPE_TABLE_SOURCE)
