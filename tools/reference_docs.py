@@ -4,8 +4,10 @@
     .venv/bin/python tools/reference_docs.py --check   # exit 1 naming the stale files
 
 The memory-type tables of docs/concepts.md and docs/rules.md come from the type table
-(agent_memory/domain/memory_types.py), between the markers below; tests/unit/test_reference_docs.py
-fails when a file differs from what this writes.
+(agent_memory/domain/memory_types.py), between the markers below; docs/configuration.md, whole,
+from the service's settings (agent_memory/config.py) and the stack's context parameters
+(infra/config.py), each with the modules that read it. tests/unit/test_reference_docs.py fails when
+a file differs from what this writes.
 """
 
 from __future__ import annotations
@@ -13,12 +15,19 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import types
+import typing
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "layers/core/python"), str(ROOT)]
 
+from infra.config import DeploymentConfig  # noqa: E402
+
+from agent_memory.config import Settings  # noqa: E402
 from agent_memory.domain.memory_types import TYPE_SPECS, SlotRule, TypeSpec  # noqa: E402
 from agent_memory.domain.policy import PRESETS, PROFILES  # noqa: E402
 
@@ -92,6 +101,131 @@ def rules_types_table() -> str:
     return "\n".join(rows)
 
 
+# --- docs/configuration.md --------------------------------------------------------------------
+
+CONFIGURATION = "docs/configuration.md"
+PACKAGE = ROOT / "layers/core/python"
+# Where the product's code lives: which of its modules read a setting is listed with it.
+CODE_ROOTS = [PACKAGE / "agent_memory", ROOT / "functions", ROOT / "infra"]
+
+
+def _shown_path(path: Path) -> str:
+    return str(path.relative_to(PACKAGE if path.is_relative_to(PACKAGE) else ROOT))
+
+
+def _code() -> dict[str, str]:
+    return {
+        _shown_path(p): p.read_text()
+        for root in CODE_ROOTS
+        for p in sorted(root.rglob("*.py"))
+        if "cdk.out" not in p.parts
+    }
+
+
+def _readers(pattern: str, code: dict[str, str]) -> list[str]:
+    found = re.compile(pattern)
+    return [path for path, text in code.items() if found.search(text)]
+
+
+def _type_name(hint: Any) -> str:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(f"`{a}`" for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in args if a is not type(None)) + " (optional)"
+    if origin is dict:
+        return "JSON object"
+    names = {str: "text", int: "integer", float: "number", bool: "boolean", Path: "path"}
+    return names.get(hint, getattr(hint, "__name__", str(hint)).replace("SecretStr", "secret"))
+
+
+def _bounds(metadata: list[Any]) -> str:
+    signs = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
+    parts = [
+        f"{sign} {getattr(m, name)}" for m in metadata for name, sign in signs.items() if hasattr(m, name)
+    ]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _default(value: Any) -> str:
+    if value is None or value == "":
+        return "unset"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, dict):
+        return "`{}`" if not value else f"`{value}`"
+    return f"`{value}`"
+
+
+def _env_name(name: str, alias: Any) -> str:
+    prefix = Settings.model_config.get("env_prefix", "")
+    return alias if isinstance(alias, str) else f"{prefix}{name}".upper()
+
+
+def _context_key(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def settings_table(code: dict[str, str]) -> str:
+    rows = ["| variable | type | default | description | read by |", "|---|---|---|---|---|"]
+    for name, f in Settings.model_fields.items():
+        env = _env_name(name, f.validation_alias)
+        readers = _readers(rf"\bsettings\.{name}\b", code)
+        if "agent_memory/config.py" not in readers and re.search(
+            rf"self\.{name}\b", code["agent_memory/config.py"]
+        ):
+            readers.insert(0, "agent_memory/config.py")
+        shown = [f"`{r}`" for r in readers]
+        shown += [f"set by `{p}`" for p in _readers(rf'"{env}"', code) if p.startswith("infra/")]
+        rows.append(
+            f"| `{env}` | {_type_name(f.annotation)}{_bounds(f.metadata)} | {_default(f.default)} "
+            f"| {_cell(f.description or '')} | {', '.join(shown) or 'none'} |"
+        )
+    return "\n".join(rows)
+
+
+def context_table(code: dict[str, str]) -> str:
+    hints = typing.get_type_hints(DeploymentConfig)
+    rows = ["| context key | type | default | description | read by |", "|---|---|---|---|---|"]
+    for f in fields(DeploymentConfig):
+        readers = [p for p in _readers(rf"\bconfig\.{f.name}\b", code) if p != "infra/config.py"]
+        rows.append(
+            f"| `{_context_key(f.name)}` | {_type_name(hints[f.name])} | {_default(f.default)} "
+            f"| {_cell(f.metadata.get('description', ''))} | {', '.join(f'`{r}`' for r in readers) or 'none'} |"
+        )
+    return "\n".join(rows)
+
+
+def configuration_md() -> str:
+    code = _code()
+    return f"""# Configuration reference
+
+<!-- generated by tools/reference_docs.py from agent_memory/config.py and infra/config.py: edit those,
+then run `{COMMAND}` -->
+
+Every setting the service reads and every parameter of the AWS stack, with its default and the
+modules that read it. [Operations](operations.md) and [Deploy](deploy.md) explain the ones you
+are most likely to change.
+
+## Service settings (environment variables)
+
+Read once at start by `Settings` (pydantic-settings); an unknown `MEMORY_` variable is ignored.
+`agent_memory/bootstrap.py` is the composition root every function and `memory` command builds;
+`agent_memory/cli.py` is the `memory` command; `functions/<name>/handler.py` one Lambda function.
+In AWS the stack sets the ones marked "set by".
+
+{settings_table(code)}
+
+## Stack parameters (CDK context)
+
+From `cdk.json`, overridden with `-c key=value` (`make deploy CDK_ARGS="-c key=value"`), validated
+once by `DeploymentConfig`.
+
+{context_table(code)}
+"""
+
+
 TYPE_TABLE_SOURCE = "agent_memory/domain/memory_types.py"
 # docs file -> (what is generated in it, from which source)
 BLOCKS: dict[str, tuple[Callable[[], str], str]] = {
@@ -114,14 +248,19 @@ def rendered() -> dict[str, str]:
     out: dict[str, str] = {}
     for path, (render, source) in BLOCKS.items():
         out[path] = with_block((ROOT / path).read_text(), render(), source)
+    out[CONFIGURATION] = configuration_md()
     return out
+
+
+def _current(path: str) -> str | None:
+    return (ROOT / path).read_text() if (ROOT / path).exists() else None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a file is stale, writing nothing")
     args = parser.parse_args(argv)
-    stale = [path for path, text in rendered().items() if (ROOT / path).read_text() != text]
+    stale = [path for path, text in rendered().items() if _current(path) != text]
     if args.check:
         for path in stale:
             print(f"{path} is stale: run {COMMAND}")

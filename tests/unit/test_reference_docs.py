@@ -52,3 +52,25 @@ def test_a_changed_type_row_shows_as_a_stale_table(monkeypatch):
 def test_a_file_without_its_markers_is_an_error():
     with pytest.raises(ValueError, match="markers"):
         TOOL.with_block("no markers here", "| table |", TOOL.TYPE_TABLE_SOURCE)
+
+
+def test_every_setting_and_stack_parameter_says_what_it_does():
+    from dataclasses import fields
+
+    # Given the service's settings and the stack's context parameters
+    settings = {name: f.description for name, f in TOOL.Settings.model_fields.items()}
+    context = {f.name: f.metadata.get("description") for f in fields(TOOL.DeploymentConfig)}
+    # Then each carries a description for docs/configuration.md
+    assert [name for name, text in settings.items() if not text] == []
+    assert [name for name, text in context.items() if not text] == []
+
+
+def test_the_configuration_reference_names_each_variable_and_who_reads_it():
+    # Given the rendered reference
+    text = TOOL.rendered()[TOOL.CONFIGURATION]
+    # Then every environment variable and context key has its row, and each names a reader
+    assert "| `DATABASE_URL` |" in text and "| `MEMORY_EXTRACTOR` |" in text
+    assert "| `auroraMinCapacity` |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(TOOL.Settings.model_fields) + len(TOOL.DeploymentConfig.context_keys())
+    assert [row.split(" | ")[0] for row in rows if row.endswith("| none |")] == []
