@@ -22,12 +22,13 @@ def load_tool():
 
 
 TOOL = load_tool()
+RENDERED = TOOL.rendered()  # once: it reads every module of the product
 
 
-@pytest.mark.parametrize("path", sorted(TOOL.rendered()), ids=str)
+@pytest.mark.parametrize("path", sorted(RENDERED), ids=str)
 def test_the_generated_docs_are_current(path):
     # Given what the tool writes now
-    expected = TOOL.rendered()[path]
+    expected = RENDERED[path]
     # Then the file holds exactly that
     assert (ROOT / path).read_text() == expected, f"{path} is stale: run {TOOL.COMMAND}"
 
@@ -42,11 +43,12 @@ def test_a_changed_type_row_shows_as_a_stale_table(monkeypatch):
     first = next(iter(specs))
     specs[first] = replace(specs[first], description="something else entirely")
     monkeypatch.setattr(TOOL, "TYPE_SPECS", specs)
-    # When the tool renders the docs
-    changed = TOOL.rendered()
-    # Then the files that show it differ from what is committed
-    assert changed["docs/concepts.md"] != (ROOT / "docs/concepts.md").read_text()
-    assert "something else entirely" in changed["docs/rules.md"]
+    # When the tool renders the type tables
+    concepts, rules = TOOL.concepts_types_table(), TOOL.rules_types_table()
+    # Then both show the change, and docs/concepts.md is no longer what it would write
+    assert "something else entirely" in concepts and "something else entirely" in rules
+    current = (ROOT / "docs/concepts.md").read_text()
+    assert TOOL.with_block(current, concepts, TOOL.TYPE_TABLE_SOURCE) != current
 
 
 def test_a_file_without_its_markers_is_an_error():
@@ -67,7 +69,7 @@ def test_every_setting_and_stack_parameter_says_what_it_does():
 
 def test_the_configuration_reference_names_each_variable_and_who_reads_it():
     # Given the rendered reference
-    text = TOOL.rendered()[TOOL.CONFIGURATION]
+    text = RENDERED[TOOL.CONFIGURATION]
     # Then every environment variable and context key has its row, and each names a reader
     assert "| `DATABASE_URL` |" in text and "| `MEMORY_EXTRACTOR` |" in text
     assert "| `auroraMinCapacity` |" in text
