@@ -312,7 +312,7 @@ APPEND_ONLY_TYPES = frozenset(t for t, s in TYPE_SPECS.items() if s.slot is Slot
 
 # Commercial slots that state one truth from different sides, so two active facts of one family
 # can contradict each other across slots ("$42/seat, no discount" beside an approved "20%
-# discount": INC-2890). Seed 000 INV-MEM-03: "injecting multiple conflicting versions of a
+# discount": INC-2890). INV-MEM-03: "injecting multiple conflicting versions of a
 # commercial term in the same prompt is prohibited"; MC-CR-01 supersedes per account and category.
 # A reviewer approving a term of a family chooses what it supersedes or says it is independent;
 # retrieval never renders two of a family that disagree.

@@ -1,4 +1,4 @@
-"""The memory record and the values around it (POLICY.md, record schema)."""
+"""The memory record and the values around it (docs/rules.md, record schema)."""
 
 from __future__ import annotations
 

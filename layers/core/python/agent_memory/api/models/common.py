@@ -66,7 +66,7 @@ class ErrorDetail(ResponseModel):
 
 
 class ErrorBody(ResponseModel):
-    """Every refusal and failure answers with this body (API.md, Errors)."""
+    """Every refusal and failure answers with this body (docs/api.md, Errors)."""
 
     model_config = ConfigDict(
         json_schema_extra={
