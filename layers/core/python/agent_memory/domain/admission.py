@@ -264,8 +264,8 @@ def _expiry(
     """The latest a record may live: its type's TTL from the effective date (never from later than
     admission), and the hard bounds from admission whatever `effective_at` says: the type's
     (INV-MEM-02: sentiment 180 days), for an unverified note the policy's unverified bound
-    (INV-MEM-02 again), and for a sensitive personal detail the policy's sensitive retention (seed
-    002). A caller's `expires_at` may shorten that, never lengthen it (422)."""
+    (INV-MEM-02 again), and for a sensitive personal detail the policy's sensitive retention (the
+    product requirements). A caller's `expires_at` may shorten that, never lengthen it (422)."""
     ttl = policy.ttl_for(memory_type)
     latest = min(effective_at, now) + timedelta(days=ttl) if ttl is not None else None
     bounds = (

@@ -170,7 +170,7 @@ class PolicyProfile(BaseModel):
     # Personal identifiers beyond the financial and national ones every tenant masks: each class is
     # detected, then masked ("mask") or kept as written ("keep") in a memory's content and value.
     # A class not listed is masked. Short free-text fields (references, reasons) always mask.
-    # Every preset masks all four: the seeds ask for data minimization, the system of record owns
+    # Every preset masks all four: the product requirements ask for data minimization, the system of record owns
     # contact details, and what memory needs is the preference ("email, not phone"), not the address.
     personal_identifiers: dict[PersonalClass, PersonalHandling] = Field(
         default_factory=lambda: dict(_MASK_EVERY_PERSONAL_CLASS)

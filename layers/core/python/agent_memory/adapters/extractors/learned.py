@@ -89,7 +89,7 @@ from agent_memory.ports.embedder import Embedder
 HEAD_FILE = "extractor-head.npz"
 HEAD_SHA256 = "0d52dabd7f64f1fd20fea7ad89d68ebcff83e8733148102cf2d66ea49127098a"
 DEFAULT_MIN_CONFIDENCE = 0.5
-# The most statements of one session the model reads (about 10 s of embedding on one vCPU); the
+# The most statements of one session the model reads (embedding them is the slow part on one vCPU); the
 # rest are read by the rules.
 MAX_MODEL_STATEMENTS = 1500
 # A statement whose probability of being a commercial term reaches this is held for approval even

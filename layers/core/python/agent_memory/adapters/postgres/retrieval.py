@@ -67,7 +67,7 @@ def candidates_query() -> str:
 @functools.cache
 def _record_json() -> str:
     """A whole record as one JSON text, validated by pydantic in one pass (the tenant-wide search):
-    this decodes ~25% faster than forty typed columns (docs/benchmarks.md)."""
+    this decodes faster than forty typed columns (docs/benchmarks.md)."""
     from agent_memory.adapters.postgres.store import RECORD_COLUMNS  # store.py mixes this module in
 
     fields = [c.strip() for c in RECORD_COLUMNS.split(",")]
@@ -225,8 +225,8 @@ class RetrievalQueries:
         recall never depends on an approximate index. A subject with at most `per_signal` memories in
         scope returns every one that a signal finds (a vector, a sentence vector, a query lexeme, a
         verified fact) unranked: `lexical` None, the caller matches the query's lexemes against each
-        row's; ranking them in SQL cost 40% of the query (docs/benchmarks.md). Both paths match text by
-        the same lexemes, so what is admitted does not depend on the subject's size.
+        row's; ranking them in SQL was a large share of the query's time (docs/benchmarks.md). Both
+        paths match text by the same lexemes, so what is admitted does not depend on the subject's size.
         """
         # The query is the function `memory_retrieval_scoped_rows` (sql/retrieval_functions.sql):
         # PL/pgSQL keeps its plan in the database connection, so it is planned once per connection
