@@ -53,8 +53,8 @@ def _ttl(spec: TypeSpec) -> str:
     elif values == {None}:
         kept = "until superseded or revoked"
         if spec.slot is SlotRule.OPTIONAL:
-            days = {PROFILES[name].commitment_closed_retention_days for name in PRESETS}
-            kept = "until closed + " + ", ".join(_days(d) for d in sorted(days))
+            retention = {PROFILES[name].commitment_closed_retention_days for name in PRESETS}
+            kept = "until closed + " + ", ".join(_days(d) for d in sorted(retention))
     elif len(values) == 1:
         kept = _days(values.pop())
     else:
