@@ -17,8 +17,17 @@ app = create_app()
 def review_queue(
     cursor: Annotated[str | None, Query(max_length=500)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    group_similar: Annotated[
+        bool,
+        Query(
+            description="list only the newest of each group of near-identical items of one subject; "
+            "the item's `similar_pending` names the others"
+        ),
+    ] = False,
 ) -> ReviewPage:
-    page = get_container().reads.review_queue(current_principal(app), cursor=cursor, limit=limit)
+    page = get_container().reads.review_queue(
+        current_principal(app), cursor=cursor, limit=limit, group_similar=group_similar
+    )
     return ReviewPage.model_validate({"items": page.items, "next_cursor": page.next_cursor})
 
 

@@ -283,10 +283,13 @@ def test_privacy_officer_holds_exports_forgets_and_erases(unknown_fields, client
     with pytest.raises(NotFound) as unknown:
         agent.get_memory("mem_0000000000000000000000000000")
     assert unknown.value.code == "not_found" and unknown.value.status == 404
-    erasure = dpo.request_erasure(subject, reason="gdpr_article_17", request_reference="DSR-991")
+    erasure = dpo.request_erasure(subject, reason="gdpr_article_17", request_reference="DSR-991", wait=True)
     status = dpo.get_erasure(erasure.erasure_id)
     assert erasure.subject_id == subject and status.erasure_id == erasure.erasure_id
-    assert status.status in ("running", "verified", "failed") and unknown_fields(status) == []
+    # Then waiting returned the verified erasure, and nothing of the subject is left to read
+    assert erasure.status == status.status == "verified" and unknown_fields(status) == []
+    with pytest.raises(NotFound):
+        agent.get_memory(ids[0])
 
 
 def test_audit_pages_and_policy(unknown_fields, clients, seat_price):

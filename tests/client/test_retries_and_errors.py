@@ -15,6 +15,7 @@ from agent_memory_client import (
     NO_RETRIES,
     AsyncMemoryClient,
     Conflict,
+    ErasureWaitTimeout,
     Forbidden,
     InvalidRequest,
     MemoryApiError,
@@ -94,6 +95,34 @@ def test_a_429_is_retried_with_backoff_until_the_retries_run_out(httpserver: HTT
     assert len(slept) == 3
     assert 0.25 <= slept[0] <= 0.5 and 0.5 <= slept[1] <= 1.0 and 0.75 <= slept[2] <= 1.5
     assert raised.value.code == "rate_limited" and raised.value.request_id == "req-123"
+
+
+def test_a_storage_quota_is_raised_at_once_with_the_limit_named(httpserver: HTTPServer, slept):
+    # Given a server whose tenant quota is reached, asking for a minute's wait
+    body = {
+        "error": {
+            "code": "rate_limited",
+            "message": "this subject holds 2 live memories, the policy's quota is 2",
+            "request_id": "req-9",
+            "field": "quota_memories_per_subject",
+            "reason": "memories_per_subject",
+            "limit": 2,
+        }
+    }
+    httpserver.expect_request("/v1/retrieve", method="POST").respond_with_json(
+        body, status=429, headers={"Retry-After": "60"}
+    )
+    # When the client asks
+    with client_of(httpserver) as client, pytest.raises(RateLimited) as raised:
+        client.retrieve("CUST-1", "anything")
+    # Then it did not wait (a minute is past what it retries after) and the quota is named
+    assert slept == [] and len(httpserver.log) == 1
+    assert (raised.value.reason, raised.value.field, raised.value.limit) == (
+        "memories_per_subject",
+        "quota_memories_per_subject",
+        2,
+    )
+    assert raised.value.retry_after == 60
 
 
 def test_a_retry_after_beyond_the_bound_is_not_waited_for(httpserver: HTTPServer, slept):
@@ -248,6 +277,39 @@ def test_close_session_wait_gives_up_after_its_timeout_with_the_last_status(http
     assert raised.value.session.status == "queued" and not raised.value.session.done
     assert isinstance(raised.value, TimeoutError)
     assert [r.method for r, _ in httpserver.log] == ["POST", "GET"] and slept == []
+
+
+def test_request_erasure_wait_polls_until_verified_and_gives_up_with_the_last_status(
+    httpserver: HTTPServer, slept
+):
+    # Given a server whose erasure is running on the first read and verified on the second
+    running = {
+        "erasure_id": "er-1",
+        "subject_id": "C-1",
+        "status": "running",
+        "deadline": "2026-12-30T00:00:00Z",
+    }
+    httpserver.expect_request("/v1/subjects/C-1/erasure", method="POST").respond_with_json(
+        running, status=202
+    )
+    httpserver.expect_oneshot_request("/v1/erasures/er-1", method="GET").respond_with_json(running)
+    httpserver.expect_oneshot_request("/v1/erasures/er-1", method="GET").respond_with_json(
+        {**running, "status": "verified", "receipt": {"records": 3}}
+    )
+    # When the client asks for the erasure and waits
+    with client_of(httpserver) as client:
+        done = client.request_erasure("C-1", reason="gdpr_article_17", wait=True, poll_interval=0.25)
+    # Then it polled until the erasure was verified, sleeping between reads
+    assert done.status == "verified" and done.done and done.receipt == {"records": 3}
+    assert [r.method for r, _ in httpserver.log] == ["POST", "GET", "GET"] and slept == [0.25, 0.25]
+    # And when the erasure is still running at the deadline, it raises with the last status read
+    httpserver.clear()
+    httpserver.expect_request("/v1/subjects/C-1/erasure", method="POST").respond_with_json(
+        running, status=202
+    )
+    with client_of(httpserver) as client, pytest.raises(ErasureWaitTimeout) as raised:
+        client.request_erasure("C-1", reason="gdpr_article_17", wait=True, timeout=0)
+    assert raised.value.erasure.status == "running" and isinstance(raised.value, TimeoutError)
 
 
 def test_a_request_model_refuses_an_unknown_field_before_sending(httpserver: HTTPServer):

@@ -218,14 +218,24 @@ def test_sizes_are_bounded_per_session_by_the_policy(api, t, database_url):
     try:
         assert put(api, t["agent"], "S-WM-SIZE", "a", "x" * 100).status == 200
         assert put(api, t["agent"], "S-WM-SIZE", "b", "y" * 100).status == 200
-        # When a third key is written, Then it is 422 naming the key, and nothing is written
+        # When a third key is written, Then it is 429 naming the quota and its value, with when to
+        # try again, and nothing is written
         third = put(api, t["agent"], "S-WM-SIZE", "c", 1)
-        assert third.status == 422 and third.body["error"]["field"] == "key", third.body
+        assert third.status == 429 and third.body["error"]["reason"] == "working_items_per_session", (
+            third.body
+        )
+        assert third.body["error"]["field"] == "working_max_items" and third.body["error"]["limit"] == 2
+        assert int(third.headers["Retry-After"]) >= 1
         # But replacing a key it holds is not a new value
         assert put(api, t["agent"], "S-WM-SIZE", "b", "z" * 100).status == 200
-        # When a value would take the session past its bytes, Then it is 413 naming the value
+        # When a value would take the session past its bytes, Then it is 429 naming that quota
         too_big = put(api, t["agent"], "S-WM-SIZE", "b", "w" * 1000)
-        assert too_big.status == 413 and too_big.body["error"]["field"] == "value", too_big.body
+        assert too_big.status == 429 and too_big.body["error"]["field"] == "working_max_bytes", too_big.body
+        assert (
+            too_big.body["error"]["limit"] == 1024
+            and too_big.body["error"]["reason"] == "working_bytes_per_session"
+        )
+        # But a value that could never fit is too large (413 naming the value), not a quota to wait on
         alone = put(api, t["agent"], "S-WM-SIZE-2", "a", "w" * 2000)
         assert alone.status == 413 and alone.body["error"]["field"] == "value"
         rows = stored_rows(database_url, "S-WM-SIZE")
@@ -481,7 +491,7 @@ def test_the_bounds_hold_under_concurrent_writes(api, t, database_url):
                 pool.map(lambda i: put(api, t["agent"], "S-WM-RACE", f"k{i}", i).status, range(8))
             )
         # Then exactly three are kept, and the others are refused
-        assert sorted(statuses) == [200] * 3 + [422] * 5, statuses
+        assert sorted(statuses) == [200] * 3 + [429] * 5, statuses
         assert len(stored_rows(database_url, "S-WM-RACE")) == 3
     finally:
         assert api.put("/v1/policy", {"profile": "crm"}, token=t["admin"]).status == 200

@@ -332,6 +332,30 @@ class MemoryTenantSession:
         ]
         return _newest_first(rows, limit)
 
+    def similar_pending(
+        self, memory_ids: Sequence[str], min_similarity: float, max_sensitivity_rank: int
+    ) -> dict[str, list[tuple[str, datetime, str]]]:
+        out: dict[str, list[tuple[str, datetime, str]]] = {}
+        for i in memory_ids:
+            a, va = self._s.records.get(i), self._s.embeddings.get(i)
+            if a is None or va is None:
+                continue
+            others = [
+                b
+                for b in self._s.records.values()
+                if b.id != a.id
+                and b.subject_id == a.subject_id
+                and str(b.status) in _REVIEW
+                and b.type == a.type
+                and b.slot == a.slot
+                and Sensitivity(b.sensitivity).rank <= max_sensitivity_rank
+                and b.id in self._s.embeddings
+                and _cosine(va, self._s.embeddings[b.id]) >= min_similarity
+            ]
+            if others:
+                out[i] = [(b.id, b.created_at, b.content) for b in _newest_first(others, len(others))]
+        return out
+
     def records_above_clearance(self, memory_ids: set[str], max_sensitivity_rank: int) -> set[str]:
         return {
             i

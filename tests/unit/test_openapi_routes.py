@@ -104,7 +104,7 @@ def test_the_error_body_component_is_the_one_the_service_sends(document):
     # Given the documented error body and a refusal the service really builds
     schemas = document["components"]["schemas"]
     detail = schemas["ErrorDetail"]
-    assert set(detail["properties"]) == {"code", "message", "field", "reason", "request_id"}
+    assert set(detail["properties"]) == {"code", "message", "field", "reason", "request_id", "limit"}
     assert set(detail["required"]) == {"code", "message", "request_id"}
     sent = error_response(422, "invalid_request", "subject_id: Field required", "req-1", "subject_id")
     # Then the service's body fits the documented model field for field

@@ -333,3 +333,32 @@ def test_a_term_of_a_commercial_family_is_approved_only_once_the_reviewer_choose
     assert status_of(api, "rv-family", claim_id) == "active"
     assert status_of(api, "rv-family", fact_id) == "superseded"
     assert console.severe_logs() == []
+
+
+def test_near_identical_items_are_reviewed_as_one_and_rejected_together(console, api):
+    # Given the same discount claim extracted three times, in other words, for one account
+    agent = api.token("rv-group", "agent-7", ["agent"], clearance="confidential")
+    texts = [
+        "The customer says we promised them a 20% discount on the renewal.",
+        "Per the customer, a 20% renewal discount was promised by us.",
+        "Customer claims a 20% renewal discount was promised to them.",
+    ]
+    ids = []
+    for text in texts:
+        reply = api.post(
+            "/v1/memories", discount_claim("ACC-GRP-1", slot="contract.discount", content=text), token=agent
+        )
+        assert reply.status == 201 and reply.body["decision"] == "pending_approval", reply.body
+        ids.append(reply.body["memory"]["id"])
+    # When the reviewer opens the queue
+    console.sign_in(api.token("rv-group", "rev-1", ["reviewer"], clearance="confidential"), "review")
+    newest = console.find(f'li[data-memory-id="{ids[2]}"]')
+    # Then the newest stands for the group, the others listed under it, not as items of their own
+    assert newest.find_element("css selector", "fieldset.group").get_attribute("data-group") == "2"
+    assert console.driver.find_elements("css selector", f'li[data-memory-id="{ids[0]}"]') == []
+    assert console.driver.find_elements("css selector", f'li[data-memory-id="{ids[1]}"]') == []
+    # When the reviewer rejects it with a reason, the group's other items are rejected too
+    newest.find_element("css selector", "textarea[name=note]").send_keys("No discount was ever agreed.")
+    newest.find_element("css selector", "button[value=reject]").click()
+    console.wait_text("#decision-result", "Also rejected")
+    assert [status_of(api, "rv-group", i) for i in ids] == ["rejected"] * 3

@@ -7,6 +7,7 @@ from agent_memory_client.async_client import AsyncMemoryClient
 from agent_memory_client.client import MemoryClient
 from agent_memory_client.errors import (
     Conflict,
+    ErasureWaitTimeout,
     Forbidden,
     InvalidRequest,
     MemoryApiError,
@@ -31,6 +32,7 @@ __all__ = [
     "AsyncMemoryClient",
     "CloseSessionRequest",
     "Conflict",
+    "ErasureWaitTimeout",
     "Forbidden",
     "InvalidRequest",
     "MemoryApiError",

@@ -125,8 +125,11 @@ def working_delete(session_id: str, key: str) -> Call[None]:
     return prepare("working_delete", {"session_id": session_id, "key": key})
 
 
-def review_queue(cursor: str | None, limit: int | None) -> Call[m.ReviewPage]:
-    return prepare("review_queue", params={"cursor": cursor, "limit": limit})
+def review_queue(cursor: str | None, limit: int | None, group_similar: bool = False) -> Call[m.ReviewPage]:
+    params: dict[str, Any] = {"cursor": cursor, "limit": limit}
+    if group_similar:
+        params["group_similar"] = "true"
+    return prepare("review_queue", params=params)
 
 
 def review_decision(

@@ -13,7 +13,12 @@ import httpx
 from agent_memory_client import _calls
 from agent_memory_client import models as m
 from agent_memory_client._core import Call, RetryPolicy, default_headers, env_settings
-from agent_memory_client.errors import InvalidRequest, MemoryTransportError, SessionWaitTimeout
+from agent_memory_client.errors import (
+    ErasureWaitTimeout,
+    InvalidRequest,
+    MemoryTransportError,
+    SessionWaitTimeout,
+)
 
 T = TypeVar("T")
 
@@ -245,8 +250,12 @@ class MemoryClient:
 
     # -- review ---------------------------------------------------------------------------------
 
-    def review_queue(self, *, cursor: str | None = None, limit: int | None = None) -> m.ReviewPage:
-        return self._send(_calls.review_queue(cursor, limit))
+    def review_queue(
+        self, *, cursor: str | None = None, limit: int | None = None, group_similar: bool = False
+    ) -> m.ReviewPage:
+        """One page of items waiting for review; with `group_similar`, one per group of near-identical
+        items of a subject (the others in `similar_pending`)."""
+        return self._send(_calls.review_queue(cursor, limit, group_similar))
 
     def iter_review_queue(self, *, page_size: int | None = None) -> Iterator[m.ReviewItem]:
         cursor: str | None = None
@@ -285,9 +294,29 @@ class MemoryClient:
     # -- privacy and holds ----------------------------------------------------------------------
 
     def request_erasure(
-        self, subject_id: str, *, reason: str, request_reference: str | None = None
+        self,
+        subject_id: str,
+        *,
+        reason: str,
+        request_reference: str | None = None,
+        wait: bool = False,
+        timeout: float = 120.0,
+        poll_interval: float = 0.5,
     ) -> m.ErasureStatus:
-        return self._send(_calls.request_erasure(subject_id, reason, request_reference))
+        """Erase everything held about a subject (202: the erasure runs in steps). With
+        `wait=True`, polls `get_erasure` until it is verified or failed, and raises
+        `ErasureWaitTimeout` after `timeout` seconds (the erasure goes on regardless)."""
+        status = self._send(_calls.request_erasure(subject_id, reason, request_reference))
+        if not wait:
+            return status
+        deadline = time.monotonic() + timeout
+        while not status.done:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ErasureWaitTimeout(f"erasure not finished within {timeout} s", status)
+            self._sleep(min(poll_interval, left))
+            status = self.get_erasure(status.erasure_id)
+        return status
 
     def get_erasure(self, erasure_id: str) -> m.ErasureStatus:
         return self._send(_calls.get_erasure(erasure_id))

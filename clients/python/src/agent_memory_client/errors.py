@@ -92,9 +92,18 @@ class UnsupportedMediaType(MemoryApiError):
 
 
 class RateLimited(MemoryApiError):
-    """429, after the retries allowed; `retry_after` is what the service asked for."""
+    """429, after the retries allowed; `retry_after` is what the service asked for. A quota the
+    tenant's policy sets is named by `reason` (`requests_per_second`, `memories_per_subject`, ...),
+    its policy key by `field` and its value by `limit`. A storage quota asks for a longer wait than
+    the client retries after: it frees only when memories expire or are deleted."""
 
     default_code = "rate_limited"
+
+    @property
+    def limit(self) -> int | None:
+        error = self.body.get("error") if isinstance(self.body, dict) else None
+        value = error.get("limit") if isinstance(error, dict) else None
+        return value if isinstance(value, int) else None
 
 
 class ServerError(MemoryApiError):
@@ -117,6 +126,15 @@ class SessionWaitTimeout(MemoryClientError, TimeoutError):
     def __init__(self, message: str, session: Any) -> None:
         super().__init__(message)
         self.session = session
+
+
+class ErasureWaitTimeout(MemoryClientError, TimeoutError):
+    """`request_erasure(wait=True)` gave up before the erasure finished; `erasure` is the last
+    status read (the erasure goes on and can be followed with `get_erasure`)."""
+
+    def __init__(self, message: str, erasure: Any) -> None:
+        super().__init__(message)
+        self.erasure = erasure
 
 
 ERRORS_BY_STATUS: dict[int, type[MemoryApiError]] = {

@@ -405,6 +405,8 @@ class ReviewItem(ResponseModel):
     evidence_required: bool = False
     # the account's active terms of the same commercial family in other slots
     family_active: list[MemoryRecord] | None = None
+    # the subject's other items waiting for review that say nearly the same, newest first
+    similar_pending: list[str] | None = None
 
 
 class ReviewPage(ResponseModel):
@@ -422,10 +424,26 @@ class CommitmentClosed(ResponseModel):
 
 
 class ErasureStep(ResponseModel):
+    """One step of an erasure. Besides `count`, some steps report what they found or removed:
+    lineage keys, records and derived records, sessions, extraction reports, working-memory items
+    and audit free text, whether a hold
+    kept a held subject's transcripts, and the verification's per-layer counts (all zero when
+    `clean`)."""
+
     name: str
     status: str
     count: int | None = None
     attempts: int = 0
+    lineage_keys: int | None = None
+    records: int | None = None
+    derived: int | None = None
+    sessions: int | None = None
+    extraction_reports: int | None = None
+    working: int | None = None
+    free_text: int | None = None
+    held: bool | None = None
+    verification: dict[str, int] | None = None
+    clean: bool | None = None
 
 
 class ErasureStatus(ResponseModel):
@@ -440,6 +458,11 @@ class ErasureStatus(ResponseModel):
     duplicate_of_earlier_request: bool = False  # the same request_reference was sent before
     completes_erasure_id: str | None = None  # started when a hold over records it kept was released
     completed_by: list[str] | None = None  # the erasures that completed this one after a release
+
+    @property
+    def done(self) -> bool:
+        """The erasure finished, one way or the other (`verified` or `failed`)."""
+        return self.status in ("verified", "failed")
 
     @property
     def retained_under_hold(self) -> list[RetainedUnderHold]:

@@ -29,6 +29,7 @@ from agent_memory.services.lifecycle import LifecycleService
 from agent_memory.services.notes import NoteService
 from agent_memory.services.outbox import OutboxRelay
 from agent_memory.services.policies import PolicyAdmin, PolicyRegistry
+from agent_memory.services.quotas import Quotas
 from agent_memory.services.reads import ReadService
 from agent_memory.services.retrieval import RetrievalBroker
 from agent_memory.services.review import ReviewService
@@ -45,6 +46,7 @@ class Container:
     embedder: Embedder
     policies: PolicyRegistry
     policy_admin: PolicyAdmin
+    quotas: Quotas
     gateway: WriteGateway
     review: ReviewService
     commitments: CommitmentService
@@ -236,7 +238,8 @@ def build_services(
     policies = PolicyRegistry(store, settings.default_policy)
     sor = build_system_of_record(settings, db)
     queue, objects = build_messaging(settings)
-    gateway = WriteGateway(store, embedder, policies)
+    quotas = Quotas(store, policies)
+    gateway = WriteGateway(store, embedder, policies, quotas=quotas)
     outbox = build_outbox(settings, store, queue)
     extraction = ExtractionWorker(
         store,
@@ -253,6 +256,7 @@ def build_services(
         embedder=embedder,
         policies=policies,
         policy_admin=PolicyAdmin(policies),
+        quotas=quotas,
         gateway=gateway,
         review=ReviewService(store, policies),
         commitments=CommitmentService(store, policies),

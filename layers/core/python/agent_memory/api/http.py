@@ -27,6 +27,7 @@ from agent_memory.domain.errors import (
     DomainError,
     InvalidRequest,
     PayloadTooLarge,
+    RateLimited,
     Unauthenticated,
     Unavailable,
 )
@@ -47,14 +48,35 @@ RETRY_AFTER_S = 5
 
 
 def error_body(
-    code: str, message: str, request_id: str | None, field: str | None = None, reason: str | None = None
+    code: str,
+    message: str,
+    request_id: str | None,
+    field: str | None = None,
+    reason: str | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """The error body every refusal answers, here and in the local front (`ErrorBody`; `field`
-    only when one is to blame, `reason` only when the refusal names one)."""
+    only when one is to blame, `reason` only when the refusal names one, `limit` on a 429)."""
     detail = ErrorDetail(
-        code=code, message=message, field=field or None, request_id=request_id, reason=reason or None
+        code=code,
+        message=message,
+        field=field or None,
+        request_id=request_id,
+        reason=reason or None,
+        limit=limit,
     )
     return ErrorBody(error=detail).model_dump(mode="json")
+
+
+def rate_limited_response(exc: RateLimited, request_id: str | None) -> Response:
+    """A 429: the limit named and its value, and when to try again (`Retry-After`)."""
+    body = error_body(exc.code, exc.message, request_id, exc.field, exc.reason, exc.limit)
+    return Response(
+        status_code=429,
+        content_type=content_types.APPLICATION_JSON,
+        body=body,
+        headers={"Retry-After": str(exc.retry_after_s)},
+    )
 
 
 def error_response(
@@ -288,6 +310,8 @@ def _map_errors(app: APIGatewayRestResolver) -> None:
             # A database outage is counted (metrics) but not written to the chain: the write would
             # wait for the same database again and the 503 would come late, to record nothing.
             _record_retrieval_failure(app, exc.status, exc.code, exc.message)
+        if isinstance(exc, RateLimited):
+            return rate_limited_response(exc, _request_id(app))
         return error_response(exc.status, exc.code, exc.message, _request_id(app), exc.field, exc.reason)
 
     @app.exception_handler(RequestValidationError)
@@ -358,7 +382,16 @@ def current_principal(app: APIGatewayRestResolver) -> Principal:
         raise Unauthenticated("missing or invalid bearer token")
     principal = principal_from_authorizer(authorizer)
     set_caller(principal)
+    _admit_request(principal.tenant_id)
     return principal
+
+
+def _admit_request(tenant_id: str) -> None:
+    """The tenant's requests per second (services/quotas.py), once per request that names a caller."""
+    # Imported here: the composition root imports services that import this module's callers.
+    from agent_memory.bootstrap import get_container
+
+    get_container().quotas.admit_request(tenant_id)
 
 
 # The routes whose 5xx is a failed retrieval (`retrieval_failed` in the audit chain).

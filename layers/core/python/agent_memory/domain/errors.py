@@ -59,6 +59,19 @@ class PayloadTooLarge(DomainError):
     status = 413
 
 
+class RateLimited(DomainError):
+    """A quota or rate the tenant's policy sets was reached (429): `reason` names the limit,
+    `field` the policy key that sets it, `limit` its value, and `retry_after_s` when to try again."""
+
+    code = "rate_limited"
+    status = 429
+
+    def __init__(self, message: str, *, field: str, reason: str, limit: int, retry_after_s: int) -> None:
+        super().__init__(message, field=field, reason=reason)
+        self.limit = limit
+        self.retry_after_s = max(1, retry_after_s)
+
+
 class Unavailable(DomainError):
     code = "unavailable"
     status = 503

@@ -158,6 +158,17 @@ class PolicyProfile(BaseModel):
     working_max_ttl_seconds: int = Field(default=3600, ge=1, le=86_400)
     working_max_items: int = Field(default=100, ge=1, le=10_000)
     working_max_bytes: int = Field(default=65_536, ge=1_024, le=262_144)
+    # Quotas, answered with 429 `rate_limited` naming the limit (docs/policy.md, "Quotas"); None: no
+    # limit. Requests per second are counted per tenant in each running process (a Lambda execution
+    # environment, `memory serve`); memories per subject exactly, per tenant against a usage figure
+    # at most a few seconds old.
+    quota_requests_per_second: int | None = Field(default=None, ge=1, le=100_000)
+    quota_memories_per_subject: int | None = Field(default=20_000, ge=1, le=10_000_000)
+    quota_memories_per_tenant: int | None = Field(default=None, ge=1, le=1_000_000_000)
+    quota_bytes_per_tenant: int | None = Field(default=None, ge=1_024, le=10**13)
+    # Review items of one subject this alike (same type and slot, cosine of their vectors) are shown as
+    # one group: a statement extracted from several sessions is reviewed once (`similar_pending`).
+    review_group_similarity: float = Field(default=0.9, ge=0.5, le=1.0)
     # Ticket-scoped memory: kept this many days after its ticket resolves (the system of record's
     # ticket status is one of `ticket_resolved_statuses`, compared case-insensitively).
     ticket_memory_retention_days: int = Field(default=30, ge=0, le=3650)
@@ -259,6 +270,7 @@ PROFILES: dict[str, PolicyProfile] = {
         retrieval_max_tokens=100_000,
         envelope_tokens=100_000,
         near_duplicate_similarity=1.01,  # benchmark turns are kept verbatim
+        quota_memories_per_subject=None,  # a benchmark loads a whole corpus into few subjects
     ),
 }
 

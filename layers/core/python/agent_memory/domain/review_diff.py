@@ -3,6 +3,7 @@ slot (the product requirements: the newcomer waits with a diff against the activ
 
 from __future__ import annotations
 
+import re
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -51,3 +52,13 @@ def review_diff(active: MemoryRecord, candidate: MemoryRecord) -> dict[str, Any]
         "fields": {f: {"active": a[f], "candidate": c[f]} for f in COMPARED_FIELDS if a[f] != c[f]},
         "source": {"active": a["source"], "candidate": c["source"]} if a["source"] != c["source"] else {},
     }
+
+
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def same_figures(a: str, b: str) -> bool:
+    """Whether two statements name the same figures (amounts, percentages, dates, counts), so they
+    may be reviewed as one: sentences an embedder finds alike can still differ in the one number
+    that matters ("20% off" and "25% off")."""
+    return sorted(_FIGURE.findall(a)) == sorted(_FIGURE.findall(b))

@@ -42,6 +42,7 @@ from agent_memory.services.authorization import require_mutation, require_source
 from agent_memory.services.batch_run import BatchRun
 
 if TYPE_CHECKING:
+    from agent_memory.domain.policy import PolicyProfile
     from agent_memory.services.write_gateway import WriteGateway, _ReadyWrite
 
 MAX_BATCH = 1000  # candidates per call (a route or an import chunks above it)
@@ -94,6 +95,7 @@ def admit_batch(
         except DomainError as exc:
             raise exc if field_prefix is None else refused_at(exc, i, field_prefix) from exc
         prepared.append((i, clean, candidate))
+    prepared = _within_quotas(gateway, principal, policy, prepared, results, refuse_invalid, field_prefix)
     vectors = _vectors(gateway, prepared, embeddings, sentence_embeddings)
     ready = _ready(prepared, vectors)
     if not ready:
@@ -103,11 +105,42 @@ def admit_batch(
     )
     for (i, _), result in zip(ready, decided, strict=True):
         results[i] = result
+    gateway.charge(principal, [r.clean for _, r in ready], decided)
     logger.info(
         "memory batch decided",
         extra={"candidates": len(requests), "rereads": run.rereads, "flushes": run.flushes},
     )
     return [r for r in results if r is not None]
+
+
+def _within_quotas(
+    gateway: WriteGateway,
+    principal: Principal,
+    policy: PolicyProfile,
+    prepared: list[tuple[int, MemoryWrite, Classified]],
+    results: list[WriteResult | None],
+    refuse_invalid: bool,
+    field_prefix: str | None,
+) -> list[tuple[int, MemoryWrite, Classified]]:
+    """The candidates the storage quotas leave room for. A batch that would break one is refused
+    whole (429, nothing written); with `refuse_invalid` (an extracted session), the candidates of
+    a subject over its quota come back refused, naming the quota, and the others go ahead."""
+    refusals = gateway.storage_refusals(principal, policy, [clean for _, clean, _ in prepared])
+    if not refusals:
+        return prepared
+    if not refuse_invalid:
+        first = refusals.get(None) or next(iter(refusals.values()))
+        raise first
+    kept = []
+    for i, clean, candidate in prepared:
+        refusal = refusals.get(clean.subject_id)
+        if refusal is None:
+            kept.append((i, clean, candidate))
+        else:
+            results[i] = WriteResult(
+                decision=Decision.REJECTED, reasons=[refusal.code], memory=None, refused=refusal.field
+            )
+    return kept
 
 
 def _ready(

@@ -15,7 +15,7 @@ from agent_memory.domain.enums import Role, Status
 from agent_memory.domain.errors import InvalidRequest, NotFound
 from agent_memory.domain.memory_types import family_slots
 from agent_memory.domain.records import AuditEvent, MemoryRecord, Principal, utcnow
-from agent_memory.domain.review_diff import review_diff
+from agent_memory.domain.review_diff import review_diff, same_figures
 from agent_memory.ports.store import MemoryStore, TenantSession
 from agent_memory.services.authorization import require_read, visible
 from agent_memory.services.policies import PolicyRegistry
@@ -111,14 +111,30 @@ class ReadService:
             hidden = s.records_above_clearance(links, principal.clearance.rank)
         return _page(rows, limit, lambda r: r.public_view(hidden))
 
-    def review_queue(self, principal: Principal, *, cursor: str | None, limit: int) -> Page:
+    def review_queue(
+        self, principal: Principal, *, cursor: str | None, limit: int, group_similar: bool = False
+    ) -> Page:
+        """The items waiting for a decision, newest first. Each lists the other items of its subject
+        that say nearly the same (`similar_pending`: same type and slot, vectors at least the policy's
+        `review_group_similarity` alike, stating the same figures: "20% off" is never grouped with
+        "25% off", however alike the sentences); with `group_similar`, only the newest of such a group is
+        listed, standing for the others, so one review covers a statement extracted several times."""
         require_read(principal, Role.REVIEWER)
+        policy = self.policies.for_tenant(principal.tenant_id)
         with self.store.tenant(principal.tenant_id) as s:
             rows = s.review_queue(
                 limit=limit + 1, before=decode_cursor(cursor), max_sensitivity_rank=principal.clearance.rank
             )
+            similar = s.similar_pending(
+                [r.id for r in rows[:limit]], policy.review_group_similarity, principal.clearance.rank
+            )
             items = []
             for r in rows[:limit]:
+                others = [
+                    (oid, at) for oid, at, text in similar.get(r.id, []) if same_figures(r.content, text)
+                ]
+                if group_similar and any((at, oid) > (r.created_at, r.id) for oid, at in others):
+                    continue  # a newer item of the group stands for this one (on this page or before)
                 active = visible(principal, s.active_for_slot(r.subject_id, r.slot) if r.slot else None)
                 item: dict[str, Any] = {
                     "memory": r.public_view(),
@@ -130,6 +146,8 @@ class ReadService:
                 family = s.active_for_slots(r.subject_id, sorted(family_slots(r.slot)))
                 if family:  # one commercial truth per family: the reviewer chooses (services/review)
                     item["family_active"] = [f.public_view() for f in family if visible(principal, f)]
+                if others:
+                    item["similar_pending"] = [oid for oid, _ in others]
                 items.append(item)
         nxt = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
         return Page(items, nxt)

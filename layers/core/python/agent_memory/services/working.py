@@ -18,7 +18,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory.domain.enums import EventType, Role
-from agent_memory.domain.errors import OUTSIDE_BINDING, Conflict, Forbidden, InvalidRequest, PayloadTooLarge
+from agent_memory.domain.errors import (
+    OUTSIDE_BINDING,
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    PayloadTooLarge,
+    RateLimited,
+)
 from agent_memory.domain.ids import ID_RULE, SubjectId, valid_id
 from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import Principal, utcnow
@@ -256,14 +263,25 @@ def _check_room(state: WorkingSessionState, size: int, policy: PolicyProfile) ->
     if state.erasing:
         raise Conflict("an erasure of this subject is in progress", field="subject_id")
     if state.items + 1 > policy.working_max_items:
-        raise InvalidRequest(
+        raise RateLimited(
             f"the session already holds {state.items} working values, the policy's maximum"
             f" is {policy.working_max_items}; delete one or let it expire",
-            field="key",
+            field="working_max_items",
+            reason="working_items_per_session",
+            limit=policy.working_max_items,
+            retry_after_s=policy.working_ttl_seconds,  # by then a value written with the default TTL is gone
+        )
+    if size > policy.working_max_bytes:  # never fits, however long the caller waits
+        raise PayloadTooLarge(
+            f"the value is {size} bytes, the policy's maximum for a session is {policy.working_max_bytes}",
+            field="value",
         )
     if state.bytes + size > policy.working_max_bytes:
-        raise PayloadTooLarge(
+        raise RateLimited(
             f"the session's working memory would hold {state.bytes + size} bytes,"
             f" the policy's maximum is {policy.working_max_bytes}",
-            field="value",
+            field="working_max_bytes",
+            reason="working_bytes_per_session",
+            limit=policy.working_max_bytes,
+            retry_after_s=policy.working_ttl_seconds,  # by then a value written with the default TTL is gone
         )

@@ -10,7 +10,7 @@ what they need from the store and writes what they decide.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,7 @@ from agent_memory.domain.decision import (
     reaches_near_duplicate,
 )
 from agent_memory.domain.enums import DECISION_STATUS, Decision, Flag, MemoryType, Role
-from agent_memory.domain.errors import Conflict, InvalidRequest, PayloadTooLarge
+from agent_memory.domain.errors import Conflict, InvalidRequest, PayloadTooLarge, RateLimited
 from agent_memory.domain.hashing import content_hash, request_fingerprint
 from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.domain.policy import PolicyProfile
@@ -54,6 +54,7 @@ from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.store import IdempotentReply, MemoryStore, NewEvent, RetryableConflict, TenantSession
 from agent_memory.services.authorization import cleared_for, require_mutation, require_source_assertion
 from agent_memory.services.policies import PolicyRegistry
+from agent_memory.services.quotas import Addition, Quotas
 
 MAX_VALUE_BYTES = 16_384
 MAX_ATTEMPTS = 4
@@ -66,11 +67,13 @@ class WriteGateway:
         embedder: Embedder,
         policies: PolicyRegistry,
         clock: Callable[[], datetime] = utcnow,
+        quotas: Quotas | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.policies = policies
         self.clock = clock
+        self.quotas = quotas
 
     def write(
         self,
@@ -86,6 +89,14 @@ class WriteGateway:
         now = self.clock()
         policy = self.policies.for_tenant(principal.tenant_id)
         clean, candidate = prepare(request, policy, now)
+        fingerprint = request_fingerprint(clean.model_dump(mode="json"))
+        refusal = self.storage_refusals(principal, policy, [clean]).get(clean.subject_id)
+        if refusal is not None:
+            # Over quota, a retry of a write that was already admitted still gets its first answer.
+            replay = self._replay(principal, clean.idempotency_key, fingerprint)
+            if replay is None:
+                raise refusal
+            return replay
         pending = False
         if _wants_vector(candidate) and embedding is None:
             embedding, sentence_embeddings = self._embed(clean.content)
@@ -94,7 +105,7 @@ class WriteGateway:
             clean=clean,
             candidate=candidate,
             content_hash=content_hash(clean.subject_id, candidate.type.value, candidate.slot, clean.content),
-            fingerprint=request_fingerprint(clean.model_dump(mode="json")),
+            fingerprint=fingerprint,
             embedding=embedding,
             sentence_embeddings=sentence_embeddings,
             embedding_pending=pending,
@@ -102,12 +113,48 @@ class WriteGateway:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 with self.store.tenant(principal.tenant_id) as session:
-                    return self._admit(session, principal, ready, policy.near_duplicate_similarity)
+                    result = self._admit(session, principal, ready, policy.near_duplicate_similarity)
+                self.charge(principal, [clean], [result])
+                return result
             except RetryableConflict:
                 if attempt == MAX_ATTEMPTS:
                     raise
                 logger.info("write retried after a concurrent conflict", extra={"attempt": attempt})
         raise AssertionError("unreachable")
+
+    def storage_refusals(
+        self, principal: Principal, policy: PolicyProfile, writes: Sequence[MemoryWrite]
+    ) -> dict[str | None, RateLimited]:
+        """The storage quotas these writes would break (services/quotas.py): a refusal per subject
+        over its quota, and under None the tenant's (which applies to every write)."""
+        if self.quotas is None or not writes:
+            return {}
+        refusals = self.quotas.storage_refusals(principal.tenant_id, policy, additions(writes))
+        tenant_wide = refusals.pop(None, None)
+        if tenant_wide is not None:
+            return {**dict.fromkeys((w.subject_id for w in writes), tenant_wide), None: tenant_wide}
+        return dict(refusals)
+
+    def charge(
+        self, principal: Principal, writes: Sequence[MemoryWrite], results: Sequence[WriteResult]
+    ) -> None:
+        """What was stored, counted against the tenant's cached usage."""
+        if self.quotas is None:
+            return
+        stored = [
+            w
+            for w, r in zip(writes, results, strict=True)
+            if r.memory is not None
+            and not r.replayed
+            and r.decision not in (Decision.DUPLICATE, Decision.REJECTED)
+        ]
+        self.quotas.charged(principal.tenant_id, additions(stored))
+
+    def _replay(self, principal: Principal, key: str | None, fingerprint: str) -> WriteResult | None:
+        if not key:
+            return None
+        with self.store.tenant(principal.tenant_id) as session:
+            return _replayed(session, principal, key, fingerprint)
 
     def write_batch(
         self,
@@ -263,6 +310,15 @@ class _ReadyWrite:
     embedding: np.ndarray | None
     sentence_embeddings: np.ndarray | None
     embedding_pending: bool
+
+
+def additions(writes: Sequence[MemoryWrite]) -> dict[str, Addition]:
+    """What the writes would add per subject: one memory and its content's bytes each."""
+    out: dict[str, Addition] = {}
+    for w in writes:
+        had = out.get(w.subject_id, Addition(0, 0))
+        out[w.subject_id] = Addition(had.memories + 1, had.bytes + len(w.content.encode("utf-8")))
+    return out
 
 
 def _replayed(session: TenantSession, principal: Principal, key: str, fingerprint: str) -> WriteResult | None:

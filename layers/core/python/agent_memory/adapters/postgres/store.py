@@ -341,6 +341,34 @@ class PostgresTenantSession(
         ).fetchall()
         return [row_to_record(r) for r in rows]
 
+    def similar_pending(
+        self, memory_ids: Sequence[str], min_similarity: float, max_sensitivity_rank: int
+    ) -> dict[str, list[tuple[str, datetime, str]]]:
+        """For each of these review items, the other items of its subject waiting for review that
+        say nearly the same (same type and slot, vectors at least `min_similarity` alike), with
+        when each was written and its content; only records the reviewer's clearance reaches."""
+        rows = self.conn.execute(
+            """SELECT a.id AS item, b.id AS other, b.created_at AS other_at, b.content AS other_content
+                 FROM memory_records a
+                 JOIN memory_records b ON b.tenant_id = a.tenant_id AND b.subject_id = a.subject_id
+                  AND b.id <> a.id AND b.status IN ('pending_approval', 'contested')
+                  AND b.type = a.type AND b.slot IS NOT DISTINCT FROM a.slot
+                  AND b.sensitivity_rank <= %(rank)s AND b.embedding IS NOT NULL
+                  AND 1 - (a.embedding <=> b.embedding) >= %(sim)s
+                WHERE a.tenant_id = %(t)s AND a.id = ANY(%(ids)s) AND a.embedding IS NOT NULL
+                ORDER BY a.id, b.created_at DESC, b.id DESC""",
+            {
+                "t": self.tenant_id,
+                "ids": list(memory_ids),
+                "sim": min_similarity,
+                "rank": max_sensitivity_rank,
+            },
+        ).fetchall()
+        out: dict[str, list[tuple[str, datetime, str]]] = {}
+        for r in rows:
+            out.setdefault(r["item"], []).append((r["other"], r["other_at"], r["other_content"]))
+        return out
+
     def records_missing_embedding(self, limit: int) -> list[MemoryRecord]:
         rows = self.conn.execute(
             f"""SELECT {RECORD_COLUMNS} FROM memory_records
@@ -385,6 +413,28 @@ class PostgresTenantSession(
                 subject_id,
             ),
         )
+
+    # The statuses a quota counts (services/quotas.py): records that hold content and can still be
+    # served or reviewed.
+    _LIVE = ("active", "pending_approval", "contested", "quarantined")
+
+    def live_memory_counts(self, subject_ids: Sequence[str]) -> dict[str, int]:
+        """Live memories per subject (the `memory_records_subject` index answers it)."""
+        rows = self.conn.execute(
+            """SELECT subject_id, count(*) AS n FROM memory_records
+                WHERE tenant_id = %s AND subject_id = ANY(%s) AND status = ANY(%s) GROUP BY subject_id""",
+            (self.tenant_id, list(subject_ids), list(self._LIVE)),
+        ).fetchall()
+        return {r["subject_id"]: int(r["n"]) for r in rows}
+
+    def live_memory_usage(self) -> tuple[int, int]:
+        """The tenant's live memories and the bytes of their content."""
+        row = self.conn.execute(
+            """SELECT count(*) AS n, coalesce(sum(octet_length(content)), 0) AS size FROM memory_records
+                WHERE tenant_id = %s AND status = ANY(%s)""",
+            (self.tenant_id, list(self._LIVE)),
+        ).fetchone()
+        return (int(row["n"]), int(row["size"])) if row else (0, 0)
 
     def tenant_policy(self, *, for_update: bool = False) -> tuple[str, dict[str, Any]] | None:
         lock = " FOR UPDATE" if for_update else ""

@@ -61,7 +61,11 @@ class ErrorDetail(ResponseModel):
     request_id: str | None = Field(description="quote it when reporting a problem")
     field: str | None = omitted_when_absent("the offending field or parameter, when one is to blame")
     reason: str | None = omitted_when_absent(
-        "why, as a word a program can test (a 409 on a write: `tombstoned`, `erasure_in_progress`)"
+        "why, as a word a program can test (a 409 on a write: `tombstoned`, `erasure_in_progress`; "
+        "a 429: the limit reached, `requests_per_second`, `memories_per_subject`, ...)"
+    )
+    limit: int | None = omitted_when_absent(
+        "a 429's limit: the value of the policy key `field` names (requests per second, memories, bytes)"
     )
 
 

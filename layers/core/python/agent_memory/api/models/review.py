@@ -56,6 +56,10 @@ class ReviewItem(ResponseModel):
     evidence_required: bool | None = omitted_when_absent(
         "approving it needs an evidence_ref (a commercial term does)"
     )
+    similar_pending: list[str] | None = omitted_when_absent(
+        "ids of the subject's other items waiting for review that say nearly the same (same type and "
+        "slot; the policy's `review_group_similarity`), newest first: decide them together"
+    )
     family_active: list[MemoryView] | None = omitted_when_absent(
         "the account's active terms of the same commercial family in other slots (price, discount and "
         "seat price; renewal and term; SLA and support tier): approving needs `supersedes` or "

@@ -39,9 +39,23 @@ export function reviewScreen(root, { navigate }) {
     select.value = values.has(keep) ? keep : "";
   }
 
+  // Near-identical items of one subject (the API's `similar_pending`) are reviewed as one: the newest
+  // stands for the group, and the others are listed under it rather than as items of their own.
+  function grouped() {
+    const newest = new Map(state.items.map((it) => [it.memory.id, it]));
+    const inGroup = new Set();
+    for (const it of state.items) {
+      for (const id of it.similar_pending || []) {
+        const other = newest.get(id);
+        if (other && other.memory.created_at < it.memory.created_at) inGroup.add(id);
+      }
+    }
+    return state.items.filter((it) => !inGroup.has(it.memory.id));
+  }
+
   function render() {
     const f = state.filters;
-    const shown = state.items.filter(
+    const shown = grouped().filter(
       (it) =>
         (!f.subject || it.memory.subject_id.toLowerCase().includes(f.subject.toLowerCase())) &&
         (!f.type || it.memory.type === f.type) &&
@@ -86,6 +100,19 @@ export function reviewScreen(root, { navigate }) {
           family.map((f, i) => el("label", { class: "family-term" }, familyChecks[i], " ", memoryText(f), provenance(f))),
           field("Why the unticked ones stand beside it (needed when any is left unticked)", independent))
       : null;
+    // The group this item stands for: rejecting may decide the near-identical ones too (approving
+    // decides this one only: each approval supersedes on its own).
+    const similar = (item.similar_pending || []).filter((id) => state.items.some((it) => it.memory.id === id));
+    const alsoReject = el("input", { type: "checkbox", name: "reject_similar", checked: true });
+    const groupBox = similar.length
+      ? el("fieldset", { class: "group", "data-group": String(similar.length) },
+          el("legend", {}, `${similar.length} more item(s) of this subject say nearly the same`),
+          el("ul", { class: "group-members" }, similar.map((id) => {
+            const other = state.items.find((it) => it.memory.id === id);
+            return el("li", {}, memoryText(other.memory), el("span", { class: "meta" }, ` ${id}`));
+          })),
+          el("label", {}, alsoReject, ` Reject these ${similar.length} too when rejecting`))
+      : null;
     const approve = el("button", { type: "submit", class: "primary", value: "approve" }, "Approve");
     const reject = el("button", { type: "submit", class: "danger", value: "reject", formnovalidate: true }, "Reject");
     const form = el(
@@ -95,6 +122,7 @@ export function reviewScreen(root, { navigate }) {
         evidenceRequired ? "For example the signed contract or order form id." : null),
       field("Note, or the reason when rejecting", note, "A rejection needs a reason."),
       familyBox,
+      groupBox,
       el("div", { class: "actions" }, approve, reject),
       itemStatus,
     );
@@ -129,7 +157,14 @@ export function reviewScreen(root, { navigate }) {
           if (independent.value.trim()) body.independent_reason = independent.value.trim();
         }
         const reply = await post(`/v1/memories/${enc(m.id)}/${action}`, body);
-        decided(item, action, reply);
+        const alsoDecided = [];
+        if (action === "reject" && similar.length && alsoReject.checked) {
+          for (const id of similar) {
+            await post(`/v1/memories/${enc(id)}/reject`, { note: body.note });
+            alsoDecided.push(id);
+          }
+        }
+        decided(item, action, reply, alsoDecided);
       } catch (error) {
         approve.disabled = reject.disabled = false;
         showError(itemStatus, error);
@@ -163,14 +198,18 @@ export function reviewScreen(root, { navigate }) {
     return rows.length ? el("ul", { class: "field-changes" }, rows) : null;
   }
 
-  async function decided(item, action, reply) {
-    const position = state.items.indexOf(item);
-    state.items = state.items.filter((i) => i !== item);
+  async function decided(item, action, reply, alsoDecided = []) {
+    const position = grouped().indexOf(item);
+    state.items = state.items.filter((i) => i !== item && !alsoDecided.includes(i.memory.id));
+    for (const it of state.items) {
+      if (it.similar_pending) it.similar_pending = it.similar_pending.filter((id) => id !== item.memory.id && !alsoDecided.includes(id));
+    }
     render();
     const superseded = reply.superseded || [];
     const parts = [
       el("strong", {}, action === "approve" ? "Approved" : "Rejected"), ` ${reply.memory.id} (now ${reply.memory.status}).`,
     ];
+    if (alsoDecided.length) parts.push(` Also rejected: ${alsoDecided.join(", ")}.`);
     if (action === "approve") {
       parts.push(superseded.length ? ` Superseded: ${superseded.join(", ")}.` : " It superseded nothing.");
     }
