@@ -16,7 +16,7 @@ from agent_memory.domain.memory_types import TYPE_SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ["layers", "functions", "infra", "clients", "examples", "docs", "tools", "README.md"]
-SUFFIXES = {".py", ".js", ".md", ".sql"}
+SUFFIXES = {".py", ".js", ".ts", ".md", ".sql"}
 # Files that may list the types, and why. Keep it short: anything else derives from the table.
 ALLOWED = {
     # The table itself.
@@ -24,10 +24,14 @@ ALLOWED = {
     # Migrations are history: applied once, never edited (the schema test compares the result).
     "layers/core/python/agent_memory/adapters/postgres/migrations/0001_core.sql": "migration",
     "layers/core/python/agent_memory/adapters/postgres/migrations/0043_unverified_expiry.sql": "migration",
-    # The client is its own distribution and does not import the service; tests/client/test_contract.py
-    # checks its names against the service's.
+    # The clients are their own distributions and do not import the service: their type unions are
+    # checked against the table (tests/client/test_contract.py for Python, below for TypeScript);
+    # the others are a tool's subset and a note's default type.
     "clients/python/src/agent_memory_client/models.py": "client's copy, contract-tested",
-    "clients/python/src/agent_memory_client/_tooling.py": "client's copy, contract-tested",
+    "clients/python/src/agent_memory_client/_tooling.py": "client's default type of a note",
+    "clients/typescript/src/models.ts": "client's copy, checked below",
+    "clients/typescript/src/ai-sdk.ts": "client's tool offers a subset",
+    "clients/typescript/src/client.ts": "client's default type of a note",
 }
 NAMES = sorted(t.value for t in TYPE_SPECS)
 _ALT = "|".join(NAMES)
@@ -72,6 +76,15 @@ def test_the_scan_finds_a_hand_list_and_ignores_single_names():
     # Then each hand list is found, and no single name is
     assert all(hand_list(text) for text in hand)
     assert not any(hand_list(text) for text in single)
+
+
+def test_the_typescript_clients_type_union_is_the_tables():
+    # Given the TypeScript client's MemoryType union
+    source = (ROOT / "clients/typescript/src/models.ts").read_text()
+    union = re.search(r"export type MemoryType = ([^;]+);", source)
+    assert union, "clients/typescript/src/models.ts no longer declares MemoryType"
+    # Then it names exactly the table's types
+    assert set(re.findall(r'"([^"]+)"', union.group(1))) == set(NAMES)
 
 
 def test_the_allowed_files_exist():
