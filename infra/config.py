@@ -8,90 +8,153 @@ and never read context themselves.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal
 
-from constructs import Node
+if TYPE_CHECKING:
+    from constructs import Node
 
 LayerMode = Literal["full", "placeholder"]
+
+
+def _knob(default: Any, description: str) -> Any:
+    """A context parameter: its default and what it does (docs/configuration.md lists them)."""
+    return field(default=default, metadata={"description": description})
 
 
 @dataclass(frozen=True)
 class DeploymentConfig:
     # Naming and the shared layer.
-    environment_name: str = "dev"
-    layer: LayerMode = "full"
+    environment_name: str = _knob(
+        "dev", "stack name suffix, API stage name and Aurora cluster identifier (agent-memory-<name>)"
+    )
+    layer: LayerMode = field(
+        default="full",
+        metadata={
+            "description": '"full": the real layer; "placeholder": the core package only (tests; not deployable)'
+        },
+    )
     # Network: NAT gateways give the in-VPC functions egress (OpenAI, SQS, Step Functions...).
-    max_azs: int = 2
-    nat_gateways: int = 1
+    max_azs: int = _knob(2, "availability zones the VPC spreads over")
+    nat_gateways: int = _knob(
+        1,
+        "NAT gateways giving the in-VPC functions egress; 0 puts them in isolated subnets with interface endpoints",
+    )
     # Aurora PostgreSQL Serverless v2. min 0 lets the writer auto-pause when idle.
-    aurora_min_capacity: float = 0.5
-    aurora_max_capacity: float = 8.0
-    aurora_auto_pause_minutes: int = 30
-    aurora_readers: int = 0
-    database_name: str = "memory"
-    deletion_protection: bool = True
-    backup_retention_days: int = 7
+    aurora_min_capacity: float = _knob(0.5, "least Aurora Serverless v2 ACUs; 0 enables auto-pause")
+    aurora_max_capacity: float = _knob(8.0, "most Aurora Serverless v2 ACUs")
+    aurora_auto_pause_minutes: int = _knob(
+        30, "idle minutes before the writer pauses (only with aurora_min_capacity 0)"
+    )
+    aurora_readers: int = _knob(0, "Serverless v2 readers (they scale with the writer)")
+    database_name: str = _knob("memory", "database created in the cluster")
+    deletion_protection: bool = _knob(True, "Aurora deletion protection")
+    backup_retention_days: int = _knob(7, "days automated backups are kept")
+    secret_rotation_days: int = _knob(30, "rotation period of the database secret")
     # The deletion registry a restore replays (S3, object lock): each entry is kept at least this
     # long, longer than any backup or snapshot it must correct; GOVERNANCE or COMPLIANCE.
-    deletion_registry_retention_days: int = 400
-    deletion_registry_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = "GOVERNANCE"
-    secret_rotation_days: int = 30
+    deletion_registry_retention_days: int = _knob(
+        400, "days each deletion-registry entry is locked (longer than any backup it must correct)"
+    )
+    deletion_registry_lock_mode: Literal["GOVERNANCE", "COMPLIANCE"] = _knob(
+        "GOVERNANCE", "object lock mode of the deletion registry bucket"
+    )
     # Embeddings (production embeds through an OpenAI-compatible API).
-    embedder: Literal["openai", "local-minilm-onnx"] = "openai"
-    embedding_dim: int = 1536
-    openai_embedding_model: str = "text-embedding-3-small"
-    openai_base_url: str = ""
+    embedder: Literal["openai", "local-minilm-onnx"] = _knob(
+        "openai", "embedder of every database function (MEMORY_EMBEDDER)"
+    )
+    embedding_dim: int = _knob(1536, "vector dimension of every database function (MEMORY_EMBEDDING_DIM)")
+    openai_embedding_model: str = _knob(
+        "text-embedding-3-small", "embedding model name (MEMORY_OPENAI_EMBEDDING_MODEL)"
+    )
+    openai_base_url: str = _knob(
+        "", "OpenAI-compatible embeddings API (MEMORY_OPENAI_BASE_URL; empty: OpenAI's)"
+    )
     # Extraction pipeline.
-    extraction_max_receive_count: int = 3
-    extraction_batch_size: int = 10
-    extraction_max_concurrency: int = 10
+    extraction_max_receive_count: int = _knob(
+        3,
+        "deliveries of a session-close message before the dead-letter queue (also MEMORY_MAX_RECEIVE_COUNT)",
+    )
+    extraction_batch_size: int = _knob(10, "SQS event source batch size of the extract function")
+    extraction_max_concurrency: int = _knob(10, "most concurrent extract invocations")
     # Transcripts are purged by the lifecycle run after this many days (bucket expiry is the backstop).
-    transcript_ttl_days: int = 7
+    transcript_ttl_days: int = _knob(
+        7,
+        "transcripts purge age (MEMORY_TRANSCRIPT_TTL_DAYS); the bucket expires objects a day later as a backstop",
+    )
     # Lifecycle: nightly purge (EventBridge cron, UTC).
-    purge_schedule: str = "cron(15 3 * * ? *)"
+    purge_schedule: str = _knob("cron(15 3 * * ? *)", "nightly purge schedule (EventBridge cron, UTC)")
     # The outbox relay sweep (EventBridge rate). It reaches the database on every run, so with
     # auroraMinCapacity 0 the writer never auto-pauses while this runs more often than the pause.
-    outbox_relay_schedule: str = "rate(1 minute)"
+    outbox_relay_schedule: str = _knob(
+        "rate(1 minute)", "outbox relay sweep schedule (EventBridge rate); each run reaches the database"
+    )
     # Erasure verification loop: rounds of verify + wait before the workflow fails.
-    erasure_verify_rounds: int = 6
-    erasure_verify_wait_seconds: int = 300
+    erasure_verify_rounds: int = _knob(
+        6, "verification rounds (verify, wait, verify again) before an erasure fails"
+    )
+    erasure_verify_wait_seconds: int = _knob(300, "seconds between erasure verification rounds")
     # API.
-    api_throttle_rate_limit: float = 100.0
-    api_throttle_burst_limit: int = 200
+    api_throttle_rate_limit: float = _knob(100.0, "stage-wide API throttling, requests per second")
+    api_throttle_burst_limit: int = _knob(200, "stage-wide API throttling burst")
     # Identity: the authorizer verifies the HS256 secret's tokens unless a JWKS is configured.
     # cognitoUserPool creates a user pool for machine clients (client credentials) and wires it;
     # otherwise jwtIssuer + jwtJwksUrl + jwtAudience name the tenant's own IdP (docs/deploy.md).
-    cognito_user_pool: bool = False
-    cognito_domain_prefix: str = ""  # the hosted token endpoint's prefix (default agent-memory-<env>)
-    jwt_issuer: str = ""
-    jwt_jwks_url: str = ""
-    jwt_audience: str = ""  # comma-separated; with the Cognito pool: more app client ids
-    jwt_audience_claim: str = "aud"
-    jwt_required_claims: str = ""  # JSON object, e.g. {"token_use": "access"}
-    jwt_tenant_id: str = ""  # one IdP, one tenant (required with the Cognito pool)
-    jwt_tenant_claim: str = "tenant_id"
-    jwt_roles_claim: str = "roles"
-    jwt_role_prefix: str = ""
-    jwt_role_map: str = ""  # JSON object: the IdP's role names -> this service's roles
-    jwt_clearance_claim: str = "clearance"
-    jwt_default_clearance: str = "internal"
+    cognito_user_pool: bool = _knob(
+        False, "create a Cognito user pool for agents' client credentials, wired to the authorizer"
+    )
+    cognito_domain_prefix: str = _knob(
+        "", "the Cognito hosted token endpoint's prefix (empty: agent-memory-<env>)"
+    )
+    jwt_issuer: str = _knob(
+        "", "the tenant's own IdP: expected token issuer (with jwt_jwks_url and jwt_audience)"
+    )
+    jwt_jwks_url: str = _knob("", "the tenant's own IdP: its JWKS URL (https)")
+    jwt_audience: str = _knob(
+        "", "accepted audiences, comma-separated; with the Cognito pool: more app client ids"
+    )
+    jwt_audience_claim: str = _knob(
+        "aud", 'the claim the audience is read from ("aud", or "client_id" for Cognito access tokens)'
+    )
+    jwt_required_claims: str = _knob(
+        "", 'claims that must hold exactly these values, a JSON object such as {"token_use": "access"}'
+    )
+    jwt_tenant_id: str = _knob("", "the tenant of tokens that name none (required with the Cognito pool)")
+    jwt_tenant_claim: str = _knob("tenant_id", "claim of the caller's tenant")
+    jwt_roles_claim: str = _knob("roles", "claim of the caller's roles")
+    jwt_role_prefix: str = _knob("", "only role values with this prefix are roles here")
+    jwt_role_map: str = _knob("", "the IdP's role names mapped to this service's roles, a JSON object")
+    jwt_clearance_claim: str = _knob("clearance", "claim of the caller's clearance")
+    jwt_default_clearance: str = _knob("internal", "clearance of a token that names none")
     # The review console's user sign-in at the tenant's IdP (OIDC authorization code with PKCE):
     # the three together or none (then the console takes a pasted token). The issuer checked in
     # the ID token defaults to jwtIssuer; the redirect URI to the console's own URL.
-    console_oidc_authorization_endpoint: str = ""
-    console_oidc_token_endpoint: str = ""
-    console_oidc_client_id: str = ""
-    console_oidc_scopes: str = "openid"
-    console_oidc_issuer: str = ""
-    console_oidc_redirect_uri: str = ""
+    console_oidc_authorization_endpoint: str = _knob(
+        "",
+        "the review console's sign-in: the IdP's authorization endpoint (https; with the token endpoint and client id)",
+    )
+    console_oidc_token_endpoint: str = _knob(
+        "", "the review console's sign-in: the IdP's token endpoint (https)"
+    )
+    console_oidc_client_id: str = _knob("", "the review console's sign-in: its client id")
+    console_oidc_scopes: str = _knob("openid", "the review console's sign-in: scopes asked for")
+    console_oidc_issuer: str = _knob(
+        "", "the review console's sign-in: the ID token's issuer (empty: jwt_issuer)"
+    )
+    console_oidc_redirect_uri: str = _knob(
+        "", "the review console's sign-in: redirect URI (https; empty: the console's own URL)"
+    )
     # Observability.
-    log_retention_days: int = 30
-    powertools_log_level: str = "INFO"
-    retrieval_p95_budget_ms: int = 150
+    log_retention_days: int = _knob(30, "function log retention in days")
+    powertools_log_level: str = _knob("INFO", "POWERTOOLS_LOG_LEVEL of every function")
+    retrieval_p95_budget_ms: int = _knob(
+        150, "threshold of the retrieval latency alarm (the function's duration, cold starts included)"
+    )
     # The policy preset whose per-stage retrieval budgets (latency_budget_ms) the stage alarms use.
-    latency_budget_preset: str = "crm"
-    alarm_email: str = ""
+    latency_budget_preset: str = _knob(
+        "crm", "the policy preset whose per-stage retrieval budgets (latency_budget_ms) the stage alarms use"
+    )
+    alarm_email: str = _knob("", "an e-mail address subscribed to the alarm topic (empty: none)")
 
     @classmethod
     def context_keys(cls) -> dict[str, str]:

@@ -191,7 +191,7 @@ def _api(stack: MemoryStack) -> None:
         ack(
             api_method,
             "COG4",
-            "Tokens are checked by a Lambda TOKEN authorizer (API.md): HS256 with the "
+            "Tokens are checked by a Lambda TOKEN authorizer (docs/api.md): HS256 with the "
             "deployment's secret, or an IdP's JWKS (the optional Cognito pool's included), with "
             "claims mapped to tenant, roles and clearance, which a Cognito authorizer cannot do.",
         )

@@ -35,7 +35,7 @@ def retrieve(body: RetrieveRequest) -> Response[RetrieveResponse]:
     stages = {**result.timings_ms, "serialize": (time.perf_counter() - t0) * 1000}
     metrics.add_metric(name="RetrievalLatency", unit=MetricUnit.Milliseconds, value=stages["total"])
     metrics.add_metric(name="RetrievalDbLatency", unit=MetricUnit.Milliseconds, value=stages["db"])
-    for stage, ms in stages.items():  # the seed's budget per stage (docs/operations.md)
+    for stage, ms in stages.items():  # the latency budget per stage (docs/operations.md)
         metrics.add_metric(
             name=f"{RETRIEVAL_STAGE_METRIC_PREFIX}{stage}", unit=MetricUnit.Milliseconds, value=ms
         )

@@ -17,7 +17,7 @@ from infra.config import DeploymentConfig
 # API Gateway rejects malformed headers itself, without invoking the authorizer.
 BEARER_JWT = r"^Bearer [-0-9A-Za-z_=]+\.[-0-9A-Za-z_=]+\.[-0-9A-Za-z_=]*$"
 
-# (response type, status override or None to keep API Gateway's, error code, message): API.md errors.
+# (response type, status override or None to keep API Gateway's, error code, message): docs/api.md errors.
 GATEWAY_ERRORS: tuple[tuple[apigw.ResponseType, str | None, str, str], ...] = (
     (apigw.ResponseType.UNAUTHORIZED, "401", "unauthenticated", "missing or invalid bearer token"),
     (apigw.ResponseType.ACCESS_DENIED, "403", "forbidden", "the token does not allow this request"),
@@ -51,7 +51,7 @@ RETRY_AFTER = {"503": {"Retry-After": "'5'"}}
 
 
 def error_template(code: str, message: str) -> str:
-    """An API.md error body; `$context.requestId` is filled in by API Gateway."""
+    """An error body as docs/api.md defines it; `$context.requestId` is filled in by API Gateway."""
     body = json.dumps({"error": {"code": code, "message": message, "request_id": "__REQUEST_ID__"}})
     return body.replace("__REQUEST_ID__", "$context.requestId")
 

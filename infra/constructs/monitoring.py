@@ -159,7 +159,7 @@ class Monitoring(Construct):
 
     def _stage_alarms(self, config: DeploymentConfig, period: Duration) -> None:
         """p95 of each retrieval stage the handler emits (RetrievalStage_<stage>) over its budget in
-        the policy preset, for 15 minutes: where the seed's 80 ms goes when it is exceeded."""
+        the policy preset, for 15 minutes: where the 80 ms budget goes when it is exceeded."""
         for stage, budget in profile(config.latency_budget_preset).latency_budget_ms.items():
             self._alarm(
                 f"RetrievalStage{stage.capitalize()}P95",

@@ -1,4 +1,4 @@
-"""Hostile input never earns a 500 (API.md: a clear 4xx with the field named, or a well-defined
+"""Hostile input never earns a 500 (docs/api.md: a clear 4xx with the field named, or a well-defined
 result): generated bodies for the routes agents and integrations call most, through the HTTP API."""
 
 import json

@@ -1,7 +1,7 @@
 """The API's own OpenAPI document, fuzzed: for every route the local front serves, the operation
 that the served `/v1/openapi.json` describes gets requests generated from its schema (ones that fit
 it and ones that break it), sent through the HTTP front. No request earns a 5xx, and every refusal
-carries the API's JSON error body (API.md: {"error": {"code", "message", "request_id"}}).
+carries the API's JSON error body (docs/api.md: {"error": {"code", "message", "request_id"}}).
 
 Under `make test` the "ci" Hypothesis profile (tests/conftest.py) derandomizes, so every run sends
 the same requests and a failure in a log replays by running this file again;

@@ -1,4 +1,4 @@
-"""Revalidation by age through the HTTP API (POLICY.md, Types: facts revalidate after 180 days,
+"""Revalidation by age through the HTTP API (docs/rules.md, Types: facts revalidate after 180 days,
 preferences after 365): the age counts from the later of effective_at and last_validated_at;
 admission and the nightly run flag what is due (audited); reads and retrieval show the flag, the
 context line says so; POST /v1/memories/{id}/revalidate confirms one (agent, integration)."""

@@ -1,7 +1,7 @@
 """A slot's history as a property, through the HTTP API: any interleaving of writes from the
 system of record and from conversation, approvals, rejections and roll-backs leaves at most one
 active version, never a 500, retrieval showing exactly that version, and an audit chain that
-still verifies (POLICY.md: supersession by authority and date, INV-MEM-01, INV-MEM-03)."""
+still verifies (docs/rules.md: supersession by authority and date, INV-MEM-01, INV-MEM-03)."""
 
 import itertools
 

@@ -1,6 +1,7 @@
 """The database agrees with the memory-type table: the CHECK constraint on memory_records.type
 admits exactly the table's types, and the retrieval functions always draw verified records of
-exactly the types whose row heads the context (their `pinned`), on the migrated embedded PostgreSQL."""
+exactly the types whose row heads the context (their `pinned`), the unverified-expiry CHECK and
+the tenant-wide vector index name the table's types, on the migrated embedded PostgreSQL."""
 
 import re
 from typing import Any
@@ -81,3 +82,36 @@ def test_the_retrieval_functions_pin_exactly_the_types_that_head_the_context(mig
         named = {v for v in quoted(found.group(1)) if v in {t.value for t in TYPE_SPECS}}
         # Then it names exactly the types whose row heads the context
         assert named == heads, (name, found.group(1))
+
+
+def test_the_unverified_expiry_check_names_the_types_the_table_bounds(migrated):
+    # Given the CHECK constraint that bounds unverified notes (migration 0043)
+    with psycopg.connect(migrated) as conn:
+        (check,) = conn.execute(
+            """SELECT pg_get_constraintdef(oid) FROM pg_constraint
+                WHERE conrelid = 'memory_records'::regclass AND conname = 'memory_records_unverified_expire'"""
+        ).fetchone()
+    names = {t.value for t in TYPE_SPECS}
+    # When its type names are read: the types it bounds, and those it bounds whatever the source
+    bounded = {v for v in quoted(check.split(" OR ", 1)[0]) if v in names}
+    always = {v for v in re.findall(r"type = '([^']*)'", check) if v in names}
+    # Then they are the table's: bounded when unverified with no TTL of their own, or a hard bound
+    assert bounded == {
+        t.value
+        for t, s in TYPE_SPECS.items()
+        if s.bounded_when_unverified and (s.ttl_days is None or s.max_ttl_days is not None)
+    }, check
+    assert always == {t.value for t, s in TYPE_SPECS.items() if s.max_ttl_days is not None}, check
+
+
+def test_the_tenant_wide_vector_index_covers_the_types_the_table_shares(migrated):
+    # Given the partial HNSW index that tenant-wide search uses
+    with psycopg.connect(migrated) as conn:
+        (definition,) = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_records_tenant_hnsw'"
+        ).fetchone()
+    # When its predicate's type names are read
+    predicate = definition.split(" WHERE ", 1)[1]
+    named = {v for v in quoted(predicate) if v in {t.value for t in TYPE_SPECS}}
+    # Then they are the types the table marks shared across subjects
+    assert named == {t.value for t, s in TYPE_SPECS.items() if s.shared_across_subjects}, definition

@@ -1,5 +1,5 @@
 """Admission's decision on its own, no database: `decide` over generated candidates and contexts
-(POLICY.md steps 4-6, INV-MEM-01, INV-MEM-03, seed 002)."""
+(docs/rules.md steps 4-6, INV-MEM-01, INV-MEM-03, seed 002)."""
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta

@@ -1,4 +1,4 @@
-"""Commitments are stateful: open until closed, then kept for the policy's retention (POLICY.md, Types)."""
+"""Commitments are stateful: open until closed, then kept for the policy's retention (docs/rules.md, Types)."""
 
 from datetime import UTC, datetime, timedelta
 

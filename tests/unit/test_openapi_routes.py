@@ -204,6 +204,6 @@ def test_an_undeclared_field_in_an_answer_is_refused():
 
 
 def test_the_memory_view_declares_every_field_of_the_record():
-    # Reads show a record as its every field plus `verified`: a field added to the record must be
+    # Reads show a record as its every field plus `verified` and `section`: a field added to the record must be
     # added to the view too (the route would refuse to send it otherwise), and this names it.
-    assert list(MemoryView.model_fields) == [*MemoryRecord.model_fields, "verified"]
+    assert list(MemoryView.model_fields) == [*MemoryRecord.model_fields, "verified", "section"]

@@ -1,4 +1,4 @@
-"""Pure rules of revalidation by age and of dates bounded from admission (POLICY.md, Types;
+"""Pure rules of revalidation by age and of dates bounded from admission (docs/rules.md, Types;
 INV-MEM-02): ages count from the later of effective_at and last_validated_at; no record is dated
 more than a day ahead; a hard TTL bound runs from admission."""
 

@@ -11,7 +11,7 @@ import pytest
 
 from agent_memory.domain import enums, ranking
 from agent_memory.domain.context import SECTIONS
-from agent_memory.domain.enums import Authority, MemoryType
+from agent_memory.domain.enums import Authority, MemoryType, Status
 from agent_memory.domain.memory_types import (
     APPEND_ONLY_TYPES,
     SLOT_REQUIRED_TYPES,
@@ -22,6 +22,7 @@ from agent_memory.domain.memory_types import (
 )
 from agent_memory.domain.policy import PRESETS, PROFILES, PolicyProfile, guardrail_violations
 from agent_memory.domain.ranking import Candidate, CandidateFacts
+from agent_memory.domain.records import MemoryRecord, Source
 from agent_memory.domain.selection import select
 from agent_memory.services.retrieval import VERIFIED_FACTS_CAP, RetrieveRequest
 
@@ -30,7 +31,10 @@ NOW = datetime(2026, 10, 1, tzinfo=UTC)
 
 
 def conforms(value: object, hint: object) -> bool:
-    """`value` is of the annotated type (plain classes, `X | None`, Literal)."""
+    """`value` is of the annotated type (plain classes, `X | None`, Literal, frozenset[X])."""
+    if typing.get_origin(hint) is frozenset:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, frozenset) and all(conforms(v, item) for v in value)
     if typing.get_origin(hint) is typing.Literal:
         return value in typing.get_args(hint)
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
@@ -61,6 +65,10 @@ def test_every_type_has_every_field_with_a_value_of_its_declared_type(memory_typ
         value = getattr(spec, f.name)
         assert conforms(value, HINTS[f.name]), (memory_type, f.name, value)
     assert spec.admission.strip()
+    for text in (spec.prompt_hint, spec.description, spec.example, spec.admitted_when):
+        assert text.strip(), memory_type
+    # ...a type is said by someone, and extracted from at least the turns of whoever says it
+    assert spec.said_by and spec.said_by <= spec.extracted_from, memory_type
     # ...and the day counts are positive where set
     for name in ("ttl_days", "max_ttl_days", "revalidate_after_days", "half_life_days"):
         value = getattr(spec, name)
@@ -160,3 +168,39 @@ def test_retrieval_shows_each_type_in_the_section_its_row_names(memory_type):
     assert section_of(candidate(memory_type, Authority.SYSTEM_OF_RECORD)) == expected
     # A customer's claim is never more than an unverified note
     assert section_of(candidate(memory_type, Authority.CUSTOMER_CLAIM)) == "unverified"
+
+
+def test_the_speaker_names_are_the_transcripts_speakers():
+    from agent_memory.domain.extraction import Speaker
+
+    # Given every speaker a row names
+    named = set().union(*(s.said_by | s.extracted_from for s in TYPE_SPECS.values()))
+    # Then each is a speaker a transcript can have
+    assert named <= {s.value for s in Speaker}
+
+
+@pytest.mark.parametrize("memory_type", list(MemoryType), ids=str)
+@pytest.mark.parametrize("authority", list(Authority), ids=str)
+def test_the_section_a_memory_names_is_the_one_retrieval_shows_it_in(memory_type, authority):
+    # Given one memory of this type from this source, as the API shows it
+    record = MemoryRecord(
+        id="m-1",
+        tenant_id="t",
+        subject_id="S-1",
+        type=memory_type,
+        category="X",
+        content="x",
+        source=Source(kind=authority),
+        actor="x",
+        authority=authority,
+        confidence=0.9,
+        status=Status.ACTIVE,
+        created_at=NOW,
+        effective_at=NOW,
+        content_hash="h",
+    )
+    named = record.public_view()["section"]
+    # When retrieval selects the same memory
+    placed = section_of(candidate(memory_type, authority))
+    # Then the API names the section retrieval shows it in (the console groups memories by it)
+    assert named == placed

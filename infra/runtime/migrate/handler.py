@@ -37,7 +37,7 @@ def owner_url(secret_arn: str, *, host: str | None = None, dbname: str | None = 
         user=secret["username"],
         password=secret["password"],
         sslmode="require",
-        connect_timeout="30",  # a paused Serverless v2 writer takes ~15 s to resume
+        connect_timeout="30",  # a paused Serverless v2 writer takes a while to resume
     )
 
 

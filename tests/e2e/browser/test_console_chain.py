@@ -1,17 +1,14 @@
 """The page's audit-chain check computes exactly the service's hash (domain.hashing.chain_hash over
 domain.audit.event_hash_fields), run in the browser's own WebCrypto on payloads where JavaScript
-and Python write JSON differently (1.0, 1e-07, astral-plane keys, control characters), and the
-JavaScript reading of the console's own rule for sections matches the type table."""
+and Python write JSON differently (1.0, 1e-07, astral-plane keys, control characters)."""
 
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from agent_memory.console.site import STATIC_DIR
 from agent_memory.domain.audit import event_hash_fields
 from agent_memory.domain.hashing import GENESIS_HASH, chain_hash
 from agent_memory.domain.records import AuditEvent
@@ -68,26 +65,3 @@ def test_the_page_computes_the_services_hash(console, payload, created_at):
     if not console.driver.current_url.startswith(console.base):
         console.driver.get(f"{console.base}/console/")
     assert console.driver.execute_async_script(HASH_IN_PAGE, text) == expected
-
-
-def _js_set(source: str, name: str) -> set[str]:
-    match = re.search(rf"const {name} = new Set\(\[([^\]]*)\]\)", source)
-    assert match, name
-    return set(re.findall(r'"([^"]+)"', match.group(1)))
-
-
-def test_the_subject_views_sections_follow_the_type_table():
-    from agent_memory.domain.enums import Authority
-    from agent_memory.domain.memory_types import TYPE_SPECS
-
-    source = (STATIC_DIR / "js" / "subject.js").read_text()
-    assert _js_set(source, "SUPPORTING_TYPES") == {
-        t.value for t, s in TYPE_SPECS.items() if s.section == "supporting"
-    }
-    assert _js_set(source, "UNVERIFIED_TYPES") == {
-        t.value for t, s in TYPE_SPECS.items() if s.section == "unverified"
-    }
-    heads = {t.value for t, s in TYPE_SPECS.items() if s.heads_context_when_verified}
-    assert heads == {"fact"} and 'm.type === "fact"' in source
-    low = {a.value for a in Authority if a.rank <= Authority.CUSTOMER_CLAIM.rank}
-    assert _js_set(source, "UNVERIFIED_AUTHORITIES") == low

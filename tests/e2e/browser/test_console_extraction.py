@@ -39,3 +39,63 @@ def test_the_subject_view_lists_why_each_statement_of_a_session_was_kept_or_not(
     # And statement text that looks like markup stays text
     assert "<b>soon</b>" in console.text_of("#extraction-report")
     assert not console.all("#extraction-report b")
+
+
+def test_the_subject_view_groups_memories_by_the_section_the_service_names(console: Any, api: Any) -> None:
+    # Given a subject with a verified fact, a confirmed preference, an episode and a customer's claim
+    tenant, subject = "cx-sections", "ACC-CX-2"
+    agent = api.token(tenant, "agent-1", ["agent"], clearance="confidential")
+    crm = api.token(tenant, "crm", ["integration"])
+    writes = [
+        (
+            crm,
+            {
+                "type": "fact",
+                "category": "ACCOUNT_PROFILE",
+                "slot": "profile.industry",
+                "content": "Industry is logistics.",
+                "source": {"kind": "system_of_record", "system": "crm"},
+            },
+        ),
+        (
+            agent,
+            {
+                "type": "preference",
+                "slot": "preference.contact_channel",
+                "content": "Prefers email.",
+                "source": {"kind": "customer_confirmed"},
+            },
+        ),
+        (
+            agent,
+            {
+                "type": "episode",
+                "content": "Asked about the renewal quote.",
+                "source": {"kind": "customer_confirmed"},
+            },
+        ),
+        (
+            agent,
+            {
+                "type": "preference",
+                "slot": "preference.tone",
+                "content": "Says a formal tone was agreed.",
+                "source": {"kind": "customer_claim"},
+            },
+        ),
+    ]
+    for token, body in writes:
+        assert api.post("/v1/memories", {"subject_id": subject, **body}, token=token).status == 201, body
+    listed = api.get(f"/v1/subjects/{subject}/memories?status=active", token=agent).body["memories"]
+    named = {m["id"]: m["section"] for m in listed}
+    assert set(named.values()) == {"verified_facts", "relevant", "supporting", "unverified"}
+    # When the agent opens the subject
+    console.sign_in(agent, f"subject/{subject}")
+    console.find(".memory-card")
+    console.wait(lambda d: len(d.find_elements("css selector", ".memory-card")) == len(named))
+    # Then each memory is shown under the section the API names for it
+    shown = console.driver.execute_script(
+        """return Object.fromEntries([...document.querySelectorAll(".memory-card")].map(
+             (c) => [c.dataset.memoryId, c.closest("section.memory-section").dataset.section]));"""
+    )
+    assert shown == named

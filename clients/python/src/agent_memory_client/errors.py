@@ -1,5 +1,5 @@
 """Typed errors: one class per HTTP status the service answers with, each carrying the error
-body's `code`, `message`, `field`, `reason` and `request_id` (API.md: `{"error": {...}}`)."""
+body's `code`, `message`, `field`, `reason` and `request_id` (docs/api.md: `{"error": {...}}`)."""
 
 from __future__ import annotations
 

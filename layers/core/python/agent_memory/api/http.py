@@ -1,5 +1,5 @@
 """The resolver factory: every HTTP function gets the same validation, error
-shape (API.md) and principal extraction, defined once here."""
+shape (docs/api.md) and principal extraction, defined once here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pure rules of admission (POLICY.md, "Admission pipeline" and "Authority").
+"""The pure rules of admission (docs/rules.md, "Admission pipeline" and "Authority").
 
 `classify` turns a sanitized, screened write into a typed candidate or a final
 decision; `resolve_conflict` decides what the candidate does to the active
@@ -60,7 +60,7 @@ class Classified:
     # (a backdated fact) is flagged from the start.
     last_validated_at: datetime | None = None
     needs_revalidation: bool = False
-    # Seed 002: a contest multiplies both records' confidence by this (the policy's factor).
+    # The product requirements: a contest multiplies both records' confidence by this (the policy's factor).
     contest_confidence_factor: float = 1.0
 
 
@@ -89,7 +89,7 @@ def classify(
         reasons.append(f"{memory_type.value}_inferred_not_stated")
         memory_type, category, slot = MemoryType.OBSERVATION, default_category(MemoryType.OBSERVATION), None
 
-    # Seed 001: "sensitive personal detail -> restricted / confirmation"; seed 002: "restricted
+    # The product requirements: "sensitive personal detail -> restricted / confirmation"; the product requirements: "restricted
     # retention for sensitive data".
     sensitive = sensitive_categories(write.content) if policy.restrict_sensitive_details else ()
     if sensitive:
@@ -216,7 +216,7 @@ def _verdict(
         reasons.append("untrusted_instruction:" + ",".join(injection_signals))
         if final is not Decision.REJECTED:
             final = Decision.QUARANTINED
-    # Seed 002: "everything else below a confidence threshold ... is not retrievable": not stored.
+    # The product requirements: "everything else below a confidence threshold ... is not retrievable": not stored.
     # A commercial term is the exception: a reviewer decides it whatever its confidence (INV-MEM-01),
     # so a low-confidence mention is held, never silently dropped.
     if (
@@ -264,8 +264,8 @@ def _expiry(
     """The latest a record may live: its type's TTL from the effective date (never from later than
     admission), and the hard bounds from admission whatever `effective_at` says: the type's
     (INV-MEM-02: sentiment 180 days), for an unverified note the policy's unverified bound
-    (INV-MEM-02 again), and for a sensitive personal detail the policy's sensitive retention (seed
-    002). A caller's `expires_at` may shorten that, never lengthen it (422)."""
+    (INV-MEM-02 again), and for a sensitive personal detail the policy's sensitive retention (the
+    product requirements). A caller's `expires_at` may shorten that, never lengthen it (422)."""
     ttl = policy.ttl_for(memory_type)
     latest = min(effective_at, now) + timedelta(days=ttl) if ttl is not None else None
     bounds = (
@@ -300,7 +300,7 @@ def expiry_once_verified(
 ) -> datetime | None:
     """When a record verified after admission (a reviewer's approval) expires: its type's TTL and
     hard bound as at admission, without the unverified-note bound (INV-MEM-02) it no longer needs;
-    a sensitive personal detail keeps its short retention (seed 002)."""
+    a sensitive personal detail keeps its short retention (the product requirements)."""
     return _expiry(
         memory_type, effective_at, None, policy, admitted_at, unverified=False, sensitive=sensitive
     )
@@ -339,7 +339,7 @@ class ConflictOutcome:
     @property
     def contests(self) -> MemoryRecord | None:
         """The active record a contested candidate contradicts: both carry the `contested` marker
-        until a reviewer decides (seed 002), and the active one stays served meanwhile."""
+        until a reviewer decides (the product requirements), and the active one stays served meanwhile."""
         return self.conflicts_with if self.decision is Decision.CONTESTED else None
 
 

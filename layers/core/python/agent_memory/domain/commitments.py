@@ -1,4 +1,4 @@
-"""Commitments are stateful (POLICY.md, Types: "follow-up: owner, due date, state ... until
+"""Commitments are stateful (docs/rules.md, Types: "follow-up: owner, due date, state ... until
 closed + 30 d"). An open commitment has no expiry of its own; closing it records when and how,
 and sets its expiry to the close plus the policy's retention, after which the nightly purge
 expires it like any other record (a legal hold still exempts it).

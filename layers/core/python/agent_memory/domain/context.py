@@ -1,5 +1,5 @@
 """Context assembly: sections in a fixed order, inside untrusted-data delimiters,
-within a token budget that is never exceeded (POLICY.md, Retrieval)."""
+within a token budget that is never exceeded (docs/rules.md, Retrieval)."""
 
 from __future__ import annotations
 
@@ -221,8 +221,8 @@ CONTESTED_NOTE = "; contested: a lower-authority source disagrees, awaiting revi
 
 
 def render_memory(r: RetrievedMemory, *, contested: bool = False, needs_revalidation: bool = False) -> str:
-    """One memory's context line, with its confidence (seed 002: "provenance and confidence shown to
-    the agent"); a contested one still served says so (seed 002), and one due for revalidation says
+    """One memory's context line, with its confidence (the product requirements: "provenance and confidence shown to
+    the agent"); a contested one still served says so (the product requirements), and one due for revalidation says
     that too."""
     src = r.source
     origin = " ".join(escape_text(x) for x in (src.system, src.reference) if x)

@@ -1,4 +1,4 @@
-"""Admission as one pure decision (POLICY.md, "Admission pipeline", steps 4-6).
+"""Admission as one pure decision (docs/rules.md, "Admission pipeline", steps 4-6).
 
 `decide` takes a classified candidate and what the store found about it (the
 active record of its slot, a record with the same content or nearly the same
@@ -115,7 +115,7 @@ def decide(candidate: Candidate, context: AdmissionContext) -> AdmissionDecision
     flags = [*c.flags]
     if candidate.embedding_pending:
         flags.append(Flag.EMBEDDING_PENDING.value)
-    # Seed 002: both records of a lower-authority contradiction carry the marker until a reviewer
+    # The product requirements: both records of a lower-authority contradiction carry the marker until a reviewer
     # decides; a new version of a record still contested inherits it (the review still waits).
     if contests is not None or (supersedes is not None and Flag.CONTESTED.value in supersedes.flags):
         flags.append(Flag.CONTESTED.value)
@@ -184,7 +184,7 @@ def _with_events(verdict: AdmissionDecision, candidate: Candidate) -> AdmissionD
                 PlannedEvent(EventType.SUPERSEDED, verdict.supersedes.id, "superseded_by_newer_version", by)
             )
         if verdict.contests is not None:
-            # seed 002: both records' confidence multiplied by the policy's factor until a review
+            # the product requirements: both records' confidence multiplied by the policy's factor until a review
             marker = {
                 "contested": True,
                 "contested_by": new_id,

@@ -1,4 +1,4 @@
-"""Closed vocabularies of the memory model (POLICY.md)."""
+"""Closed vocabularies of the memory model (docs/rules.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The erasure workflow as one ordered list (POLICY.md, DEL-01).
+"""The erasure workflow as one ordered list (docs/rules.md, DEL-01).
 
 The CDK stack compiles this list into the Step Functions state machine and
 `memory serve` runs the same steps in the same order with the same retries:

@@ -1,4 +1,4 @@
-"""The freshness gate's judgement (POLICY.md, Retrieval): a memory in a slot the system of record
+"""The freshness gate's judgement (docs/rules.md, Retrieval): a memory in a slot the system of record
 owns yields to the live value. Pure: what a memory asserts against what the live value is, and
 what one retrieval decided about the memories it checked."""
 

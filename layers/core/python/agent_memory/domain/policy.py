@@ -1,4 +1,4 @@
-"""Per-tenant policy profiles: the defaults of POLICY.md as data.
+"""Per-tenant policy profiles: the defaults of docs/rules.md as data.
 
 A tenant picks a preset (`crm`, `support`, `wealth`) and may override fields.
 `benchmark` has no TTLs: benchmark data is years old and must not expire on load.
@@ -44,10 +44,10 @@ DEFAULT_SOR_SLOT_FIELDS: dict[str, str] = {
 HARD_TTL_BOUNDS_DAYS: dict[MemoryType, int] = {
     t: s.max_ttl_days for t, s in TYPE_SPECS.items() if s.max_ttl_days is not None
 }
-# Seed 000 (INV-MEM-02): "unverified conversational notes and customer sentiments must carry
+# The product requirements (INV-MEM-02): "unverified conversational notes and customer sentiments must carry
 # expires_at <= now() + 180 days".
 UNVERIFIED_MAX_TTL_DAYS = 180
-# Seed 002: "everything else below a confidence threshold stays candidate and is not retrievable";
+# The product requirements: "everything else below a confidence threshold stays candidate and is not retrievable";
 # observations are "admitted as low-confidence candidates" (quarantined), so they have no threshold.
 # A write whose confidence is below its type's threshold is not stored (`below_confidence_threshold`).
 DEFAULT_MIN_CONFIDENCE: dict[MemoryType, float] = {
@@ -58,11 +58,11 @@ DEFAULT_MIN_CONFIDENCE: dict[MemoryType, float] = {
     MemoryType.EPISODE: 0.3,
     MemoryType.SENTIMENT: 0.3,
 }
-# Seed 002: "sensitive classes shortest" retention; 90 days, RET-01's episode ceiling (seed 003).
+# The product requirements: "sensitive classes shortest" retention; 90 days, RET-01's episode ceiling (the product requirements).
 SENSITIVE_RETENTION_DAYS = 90
-# Seed 002: "unresolvable conflicts keep both records marked contested, lower both confidences".
+# The product requirements: "unresolvable conflicts keep both records marked contested, lower both confidences".
 CONTEST_CONFIDENCE_FACTOR = 0.8
-# Seed 000: "within an 80 ms p95 latency budget" (45 ms database, 15 ms serialization), keyed by the
+# The product requirements: "within an 80 ms p95 latency budget" (45 ms database, 15 ms serialization), keyed by the
 # retrieval stages the broker times (services/retrieval_models.StageClock).
 SEED_LATENCY_BUDGET_MS: dict[str, int] = {"total": 80, "db": 45, "serialize": 15}
 _REVALIDATE_AFTER_DAYS: dict[MemoryType, int] = {
@@ -124,7 +124,7 @@ class PolicyProfile(BaseModel):
     )
     near_duplicate_similarity: float = Field(default=0.97, gt=0.0, le=1.01)  # above 1: never
     retrieval_top_k: int = Field(default=5, ge=1, le=50)
-    # The most memories one retrieval may ask for (seed 000: top-5; seed 003: max 5 chunks): a
+    # The most memories one retrieval may ask for (the product requirements: top-5, at most 5 chunks): a
     # caller may ask for fewer, never more, and a tenant's override may not raise its preset's.
     retrieval_top_k_max: int = Field(default=5, ge=1, le=50)
     # INV-MEM-02: an unverified note (a customer's claim, an agent's inference, a term waiting for
@@ -135,13 +135,13 @@ class PolicyProfile(BaseModel):
     min_confidence: dict[MemoryType, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
         default_factory=lambda: dict(DEFAULT_MIN_CONFIDENCE)
     )
-    # Seed 002: "restricted retention for sensitive data": a sensitive personal detail (health,
+    # The product requirements: "restricted retention for sensitive data": a sensitive personal detail (health,
     # family status... domain/sensitive.py) is kept at most this many days from admission.
     # Whether sensitive personal details take that restricted path; only the benchmark profile (years
     # of personal chat to recall from) turns it off, and no tenant may (`guardrail_violations`).
     restrict_sensitive_details: bool = True
     sensitive_retention_days: int = Field(default=SENSITIVE_RETENTION_DAYS, ge=1, le=SENSITIVE_RETENTION_DAYS)
-    # What a contest multiplies both records' confidence by until a reviewer decides (seed 002).
+    # What a contest multiplies both records' confidence by until a reviewer decides (the product requirements).
     contest_confidence_factor: float = Field(default=CONTEST_CONFIDENCE_FACTOR, gt=0.0, le=1.0)
     envelope_tokens: int = Field(default=8192, ge=64, le=200_000)
     # A legal hold wins over erasure and the purge (GDPR Art. 17(3)(e)): held records are kept and
@@ -172,7 +172,7 @@ class PolicyProfile(BaseModel):
     # Ticket-scoped memory: kept this many days after its ticket resolves (the system of record's
     # ticket status is one of `ticket_resolved_statuses`, compared case-insensitively).
     ticket_memory_retention_days: int = Field(default=30, ge=0, le=3650)
-    # The retrieval latency budget per stage, p95 in milliseconds (seed 000: 80 ms in all, 45 ms in the
+    # The retrieval latency budget per stage, p95 in milliseconds (the product requirements: 80 ms in all, 45 ms in the
     # database, 15 ms to serialize): the stack alarms on each, and `memory bench http` reports them.
     latency_budget_ms: dict[str, PositiveInt] = Field(default_factory=lambda: dict(SEED_LATENCY_BUDGET_MS))
     ticket_resolved_statuses: frozenset[TicketStatus] = Field(
@@ -181,7 +181,7 @@ class PolicyProfile(BaseModel):
     # Personal identifiers beyond the financial and national ones every tenant masks: each class is
     # detected, then masked ("mask") or kept as written ("keep") in a memory's content and value.
     # A class not listed is masked. Short free-text fields (references, reasons) always mask.
-    # Every preset masks all four: the seeds ask for data minimization, the system of record owns
+    # Every preset masks all four: the product requirements ask for data minimization, the system of record owns
     # contact details, and what memory needs is the preference ("email, not phone"), not the address.
     personal_identifiers: dict[PersonalClass, PersonalHandling] = Field(
         default_factory=lambda: dict(_MASK_EVERY_PERSONAL_CLASS)
@@ -251,7 +251,7 @@ PROFILES: dict[str, PolicyProfile] = {
     "wealth": PolicyProfile(
         name="wealth",
         ttl_days=dict(_COMMON_TTL),
-        # Seed 003's 2,048-token cap is the envelope, not only the default: a caller cannot raise it.
+        # The product requirements' 2,048-token cap is the envelope, not only the default: a caller cannot raise it.
         retrieval_max_tokens=2048,
         envelope_tokens=2048,
         category_sensitivity={
@@ -280,7 +280,7 @@ PRESETS = ("crm", "support", "wealth")
 
 
 def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[str, str]]:
-    """The rules of POLICY.md that no tenant override of `preset` may relax, as (field, why) pairs."""
+    """The rules of docs/rules.md that no tenant override of `preset` may relax, as (field, why) pairs."""
     out: list[tuple[str, str]] = []
     if p.name != preset.name:
         out.append(("name", "the profile's name is the preset's; choose another preset instead"))
@@ -313,7 +313,7 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
         out.append(
             (
                 "restrict_sensitive_details",
-                "sensitive personal details are always restricted and held for confirmation (seed 001)",
+                "sensitive personal details are always restricted and held for confirmation (the product requirements)",
             )
         )
     if p.envelope_tokens > preset.envelope_tokens:
@@ -335,7 +335,7 @@ def guardrail_violations(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[
 
 
 def _longer_retention(p: PolicyProfile, preset: PolicyProfile) -> list[tuple[str, str]]:
-    """A tenant's override may only shorten how long its preset keeps a type (seed 003 RET-01:
+    """A tenant's override may only shorten how long its preset keeps a type (RET-01:
     episodes 90 days; INV-MEM-02: sentiment 180 days), never lengthen it or lift the TTL."""
     out = []
     for memory_type, ceiling in preset.ttl_days.items():

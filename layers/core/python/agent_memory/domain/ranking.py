@@ -1,4 +1,4 @@
-"""Ranking of retrieval candidates (POLICY.md, Retrieval): relevance first, then
+"""Ranking of retrieval candidates (docs/rules.md, Retrieval): relevance first, then
 authority, verification, confidence and recency decay by type.
 
 Relevance is a normalised fusion of a dense signal (the better of the memory's
@@ -60,7 +60,7 @@ VERIFIED_BOOST = 1.05
 CONFIDENCE_BASE = 0.8
 CONFIDENCE_WEIGHT = 0.2
 
-# Similarity floors per embedding model (POLICY.md: 0.78 for text-embedding-3-small).
+# Similarity floors per embedding model (docs/rules.md: 0.78 for text-embedding-3-small).
 # MiniLM's floor is calibrated in docs/benchmarks.md (`memory bench floor`).
 SIMILARITY_FLOORS: dict[str, float] = {
     "openai:text-embedding-3-small": 0.78,

@@ -1,4 +1,4 @@
-"""The memory record and the values around it (POLICY.md, record schema)."""
+"""The memory record and the values around it (docs/rules.md, record schema)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from agent_memory.domain.enums import (
     Status,
 )
 from agent_memory.domain.ids import ID_MAX_LENGTH, SubjectId
+from agent_memory.domain.memory_types import context_section
 from agent_memory.domain.sanitize import MaskedText
 
 
@@ -129,6 +130,9 @@ class MemoryRecord(BaseModel):
         caller's clearance) is not named as the one this supersedes or is superseded by."""
         out = self.model_dump(mode="json")
         out["verified"] = self.verified
+        out["section"] = context_section(
+            self.type, verified=self.verified, low_trust=self.authority.rank <= Authority.CUSTOMER_CLAIM.rank
+        )
         for link in ("supersedes_id", "superseded_by_id"):
             if out.get(link) in hidden:
                 out[link] = None

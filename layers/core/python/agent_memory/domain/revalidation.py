@@ -1,4 +1,4 @@
-"""Revalidation by age (POLICY.md, Types: facts revalidate after 180 days, preferences after 365).
+"""Revalidation by age (docs/rules.md, Types: facts revalidate after 180 days, preferences after 365).
 
 A record's age counts from the later of its effective date and its last confirmation
 (`last_validated_at`). Past the policy's age for its type it is due: flagged

@@ -1,5 +1,5 @@
 """What a review item shows a reviewer: how a waiting record differs from the active record of its
-slot (seed 002: the newcomer waits with a diff against the active one). Pure."""
+slot (the product requirements: the newcomer waits with a diff against the active one). Pure."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ _SIGNAL_OF = [k for k, _ in _ALL_PATTERNS]
 
 @functools.cache
 def _prefilter() -> Prefilter:
-    """The patterns' triggers, derived on the first screening (about 0.1 s), not on import."""
+    """The patterns' triggers, derived on the first screening, not on import (a cold start does not pay for them)."""
     return Prefilter([p for _, p in _ALL_PATTERNS], _FLAGS)
 
 

@@ -1,4 +1,4 @@
-"""Which ranked memories one retrieval returns, and in which section (POLICY.md, Retrieval):
+"""Which ranked memories one retrieval returns, and in which section (docs/rules.md, Retrieval):
 verified facts first, one version per slot, the relevance floor unless a slot is asked for by name,
 at most top_k across all sections."""
 
@@ -31,7 +31,7 @@ def commercial_candidates(ranked: Iterable[Candidate]) -> list[Candidate]:
 
 
 def family_rivals(ranked: Iterable[Candidate], independent: Collection[str]) -> set[str]:
-    """One commercial truth per family in a prompt (seed 000 INV-MEM-03 across slots): where the
+    """One commercial truth per family in a prompt (INV-MEM-03 across slots): where the
     verified facts of one family (price, discount and seat price; ...) come from different sources
     (the system of record, a reviewer's approval), the source stated last wins and the other's
     facts are left out. Facts of one source agree with each other; a fact its reviewer approved as

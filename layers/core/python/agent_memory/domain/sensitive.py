@@ -1,5 +1,5 @@
-"""Sensitive personal details (seed 001: "sensitive personal detail → restricted / confirmation";
-seed 002: "restricted retention for sensitive data"): a small deterministic lexicon of the special
+"""Sensitive personal details (the product requirements: "sensitive personal detail → restricted / confirmation";
+the product requirements: "restricted retention for sensitive data"): a small deterministic lexicon of the special
 categories of GDPR Art. 9 (health, family status, religion, ethnicity, sexual orientation, union
 membership) and criminal records (Art. 10), recognised in what a person says about themselves.
 

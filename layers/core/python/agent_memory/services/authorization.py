@@ -1,4 +1,4 @@
-"""Who may do what (POLICY.md, Roles). Checked before anything is read or written."""
+"""Who may do what (docs/rules.md, Roles). Checked before anything is read or written."""
 
 from __future__ import annotations
 

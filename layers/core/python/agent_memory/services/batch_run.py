@@ -78,7 +78,7 @@ class _Pending:
     supersessions: list[tuple[str, str, datetime]] = field(default_factory=list)
     records: list[tuple[MemoryRecord, np.ndarray | None]] = field(default_factory=list)
     contested: list[str] = field(default_factory=list)
-    contest_factor: float = 1.0  # the policy's (seed 002: a contest lowers both confidences)
+    contest_factor: float = 1.0  # the policy's (the product requirements: a contest lowers both confidences)
     sentences: list[tuple[str, str, np.ndarray]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
@@ -300,7 +300,7 @@ class BatchRun:
             assert marked is not None
             flags = [f for f in marked.flags if f != Flag.CONTESTED.value] + [Flag.CONTESTED.value]
             self._change(marked.model_copy(update={"flags": flags}), lambda: p.contested.append(marked.id))
-            # Seed 002: both confidences lowered once the rows are written (`_flush`), a contested
+            # The product requirements: both confidences lowered once the rows are written (`_flush`), a contested
             # record still pending in this batch too.
             p.contested.extend(i for i in (marked.id, record.id) if i not in p.contested)
             p.contest_factor = ready.candidate.contest_confidence_factor

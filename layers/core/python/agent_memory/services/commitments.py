@@ -1,4 +1,4 @@
-"""Closing a commitment (POLICY.md, Types: commitments are stateful, kept until closed + 30 d).
+"""Closing a commitment (docs/rules.md, Types: commitments are stateful, kept until closed + 30 d).
 
 The record keeps its id, content and version: its state moves from open to closed, it gains an
 expiry (the close plus the tenant's retention), and the change is an audited event.

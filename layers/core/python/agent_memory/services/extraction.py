@@ -158,7 +158,7 @@ class ExtractionWorker:
         # The form and speaker rules, whatever the extractor: questions, agents' sentences, and
         # statements about what the system of record owns (checked against its live value below).
         result = apply_statement_rules(result, transcript, slot_of_field)
-        # Seed 001: a sensitive personal detail takes the restricted path rather than being dropped.
+        # The product requirements: a sensitive personal detail takes the restricted path rather than being dropped.
         if policy.restrict_sensitive_details:
             result = restrict_sensitive(result, transcript)
         claims = [s for s in result.skipped if s.reason == SYSTEM_OF_RECORD_CLAIM and s.field]

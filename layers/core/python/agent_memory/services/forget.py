@@ -1,4 +1,4 @@
-"""Forgetting one memory on request (seeds 002 and 004: customers view, correct and delete what is
+"""Forgetting one memory on request (the product requirements: customers view, correct and delete what is
 remembered about them; the deletion is auditable).
 
 In one transaction, for the record and every older version of its slot that led to it (its

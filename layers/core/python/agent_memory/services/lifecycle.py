@@ -340,7 +340,7 @@ class LifecycleService:
     # -- ticket-scoped memory and contested markers ----------------------------------
     def bound_resolved_tickets(self, tenant: str) -> int:
         """Ticket-scoped memories end `ticket_memory_retention_days` after their ticket resolves
-        (seed 001's task memory). Each (subject, ticket) with active ticket-scoped memories is asked
+        (the product requirements' task memory). Each (subject, ticket) with active ticket-scoped memories is asked
         of the system of record, with no database connection held; a ticket in one of the policy's
         resolved statuses bounds their expiry at its resolution (its last update, never later than
         now) plus the retention, and the expire step retires them once that has passed. An earlier

@@ -8,7 +8,7 @@ hosted, what they prefer, what happened). It is admitted as an agent-reported me
 `customer_claim` (the unverified rank an agent may assert, never `customer_confirmed` or
 `system_of_record`; a token whose roles may assert only inferences writes `agent_inference`),
 system `agent_note`, written by the token's subject, and it expires within
-180 days like every unverified note (seed 000). It is shown in the context's unverified section,
+180 days like every unverified note (the product requirements). It is shown in the context's unverified section,
 so it never outranks what the customer confirmed or the system of record says. A commercial term
 is held for a reviewer; a value the system of record owns is checked against it, not stored.
 The reply always says what was decided, and a sentence a model can relay when it was not admitted.

@@ -91,7 +91,7 @@ class PolicyRegistry:
 
 
 class PolicyAdmin:
-    """The tenant admin's view and change of its policy (POLICY.md, Roles: admin manages policy
+    """The tenant admin's view and change of its policy (docs/rules.md, Roles: admin manages policy
     profiles). An admin picks a preset and overrides fields, within the rules no tenant may relax
     (`domain.policy.guardrail_violations`); the `benchmark` profile is not on offer."""
 

@@ -1,4 +1,4 @@
-"""Refusals and failed retrievals in the audit log (seed 001's event list): auditors see
+"""Refusals and failed retrievals in the audit log (the product requirements' event list): auditors see
 attempts, not only successes.
 
 What is recorded, in the tenant's hash chain:

@@ -488,8 +488,8 @@ def _family_rivals(ranking: _Ranking, reader: RetrievalReader) -> set[str]:
 
 
 def _top_k(policy: PolicyProfile, requested: int | None) -> int:
-    """The caller's top_k, or the policy's default; above the tenant's ceiling it is refused (seed
-    000: top-5), not quietly lowered, so the caller knows what it was served."""
+    """The caller's top_k, or the policy's default; above the tenant's ceiling it is refused (the
+    product requirements: top-5), not quietly lowered, so the caller knows what it was served."""
     if requested is not None and requested > policy.retrieval_top_k_max:
         raise InvalidRequest(
             f"top_k: at most {policy.retrieval_top_k_max} memories per retrieval for this tenant",

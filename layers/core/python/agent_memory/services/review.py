@@ -348,7 +348,7 @@ def _refusal_event(principal: Principal, record: MemoryRecord, refused: DomainEr
 def _settle_contest(
     s: TenantSession, principal: Principal, record: MemoryRecord, superseded: list[str]
 ) -> tuple[MemoryRecord | None, list[NewEvent]]:
-    """After a reviewer's decision on `record` (seed 002): the `contested` marker leaves the decided
+    """After a reviewer's decision on `record` (the product requirements): the `contested` marker leaves the decided
     record and what it superseded, and the slot's active record keeps it only while another
     contested record of the slot still waits. Returns `record` as it now is (None when it has no
     slot: nothing to settle) and the audit events to append."""

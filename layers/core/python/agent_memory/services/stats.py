@@ -1,6 +1,7 @@
-"""The seeds' operating metrics per tenant (seed 002, "Observability and quality"; seed 004's live
-cache hit rate): what `memory stats` prints and the dashboard's figures mean. Counts, rates and
-durations only: never memory content, subjects or identifiers.
+"""The operating metrics the product requirements name ("Observability and quality"), per tenant:
+what `memory stats` prints. Counts, rates and durations only: never memory content, subjects or
+identifiers. The live system-of-record cache's hit rate is not here: the cache lives in each
+process and keeps no counts the database could report.
 
 - stale rate: the share of retrievals in which live data overrode a memory (`stale_vs_live`);
 - contested: records marked contested now;

@@ -1,4 +1,4 @@
-"""Working memory: one open session's short-lived values (seed 004's first layer).
+"""Working memory: one open session's short-lived values (the product requirements' first layer).
 
 The exchange rate just quoted, the customer's current goal, a half-finished calculation: any JSON,
 kept under a key for a hard TTL (the policy's `working_ttl_seconds` unless the caller names one,

@@ -1,6 +1,6 @@
 """The write gateway: the only path that writes memories.
 
-Pipeline (POLICY.md, order matters): sanitize -> screen -> classify -> dedupe
+Pipeline (docs/rules.md, order matters): sanitize -> screen -> classify -> dedupe
 -> tombstone check -> authority-ranked conflict resolution -> persist record,
 events and embedding in one transaction, idempotently. Steps 1-3 (`prepare`) and
 the decision of steps 4-6 (`domain.decision.decide`) are pure; this module reads
@@ -414,7 +414,9 @@ def _persist(
     if verdict.supersedes is not None:
         session.supersede(verdict.supersedes.id, record.id, now)
     session.insert_record(record, ready.embedding if verdict.keep_vector else None)
-    if verdict.contests is not None:  # seed 002: both records marked, both confidences lowered
+    if (
+        verdict.contests is not None
+    ):  # the product requirements: both records marked, both confidences lowered
         session.mark_contested([verdict.contests.id, record.id], ready.candidate.contest_confidence_factor)
     sentences = ready.sentence_embeddings
     if verdict.keep_vector and sentences is not None and len(sentences):
@@ -496,9 +498,13 @@ def _reply_to_result(response: dict[str, object]) -> dict[str, object]:
     }
 
 
+# What a memory's view adds to its record (records.MemoryRecord.public_view), derived again on replay.
+_DERIVED_VIEW_FIELDS = frozenset({"verified", "section"})
+
+
 def _strip_view(memory: object) -> object:
     if isinstance(memory, dict):
-        return {k: v for k, v in memory.items() if k != "verified"}
+        return {k: v for k, v in memory.items() if k not in _DERIVED_VIEW_FIELDS}
     return memory
 
 

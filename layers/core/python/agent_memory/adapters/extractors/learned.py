@@ -81,6 +81,7 @@ from agent_memory.domain.extraction import (
     Speaker,
     Transcript,
 )
+from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.domain.sanitize import identifier_kinds
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.embedder import Embedder
@@ -88,7 +89,7 @@ from agent_memory.ports.embedder import Embedder
 HEAD_FILE = "extractor-head.npz"
 HEAD_SHA256 = "0d52dabd7f64f1fd20fea7ad89d68ebcff83e8733148102cf2d66ea49127098a"
 DEFAULT_MIN_CONFIDENCE = 0.5
-# The most statements of one session the model reads (about 10 s of embedding on one vCPU); the
+# The most statements of one session the model reads (embedding them is the slow part on one vCPU); the
 # rest are read by the rules.
 MAX_MODEL_STATEMENTS = 1500
 # A statement whose probability of being a commercial term reaches this is held for approval even
@@ -98,9 +99,9 @@ DEFAULT_COMMERCIAL_FLOOR = 0.1
 SPEAKERS = ("customer", "agent", "system")
 _NOT_WORTH_STORING = frozenset({"not_memorable", "low_confidence"})
 
-# Which labels each speaker can give (the speaker rules); contract.* is allowed to both.
-_CUSTOMER_TYPES = {"preference", "fact", "episode", "resolution", "sentiment"}
-_AGENT_TYPES = {"commitment", "observation"}
+# Which labels each speaker can give (the speaker rules: the type table's `said_by`); a
+# commercial term (contract.*) may be given to the customer's and the agent's statements.
+_SAID_BY = {t.value: s.said_by for t, s in TYPE_SPECS.items()}
 
 
 def _allowed(label: str, speaker: str) -> bool:
@@ -109,11 +110,7 @@ def _allowed(label: str, speaker: str) -> bool:
     kind, _, slot = label.partition("|")
     if slot.startswith("contract."):
         return speaker in ("customer", "agent")
-    if speaker == "customer":
-        return kind in _CUSTOMER_TYPES
-    if speaker == "agent":
-        return kind in _AGENT_TYPES
-    return False
+    return speaker in _SAID_BY.get(kind, ())
 
 
 def _commits(text: str) -> bool:

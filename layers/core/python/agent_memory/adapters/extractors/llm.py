@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -29,16 +29,25 @@ from agent_memory.domain.extraction import (
     Speaker,
     Transcript,
 )
+from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.domain.records import SourceSpan
 from agent_memory.domain.sanitize import mask_identifiers, unstorable_value
 from agent_memory.domain.screening import screen_for_instructions
 from agent_memory.ports.extractor import ExtractionFailed
 
 PROMPT_VERSION = "extract_v1"
+# Where a prompt file lists the memory types: one line per row of the type table, in its order.
+TYPES_PLACEHOLDER = "{memory_types}"
+
+# The names the model may answer with, in the table's order (the JSON schema's enum).
+if TYPE_CHECKING:
+    TypeName = str
+else:
+    TypeName = Literal[tuple(t.value for t in TYPE_SPECS)]
 
 
 class LlmCandidate(BaseModel):
-    type: Literal["preference", "fact", "episode", "resolution", "observation", "sentiment", "commitment"]
+    type: TypeName
     category: str | None = None
     slot: str | None = None
     turn: int = Field(ge=0)
@@ -54,16 +63,17 @@ class LlmExtraction(BaseModel):
     injection_detected: bool = False
 
 
-# What each speaker may create (who said it matters).
+# What each speaker may create (who said it matters): the type table's `extracted_from`.
 ALLOWED: dict[Speaker, set[str]] = {
-    Speaker.CUSTOMER: {"preference", "fact", "episode", "sentiment", "resolution", "observation"},
-    Speaker.AGENT: {"commitment", "observation", "fact", "episode"},
-    Speaker.SYSTEM: {"episode", "resolution", "fact"},
+    speaker: {t.value for t, s in TYPE_SPECS.items() if speaker in s.extracted_from} for speaker in Speaker
 }
 
 
 def load_prompt(version: str = PROMPT_VERSION) -> str:
-    return (resources.files("agent_memory.adapters.extractors") / "prompts" / f"{version}.md").read_text()
+    """The prompt file, its list of memory types rendered from the type table."""
+    text = (resources.files("agent_memory.adapters.extractors") / "prompts" / f"{version}.md").read_text()
+    types = "\n".join(f"- {t.value}: {s.prompt_hint}" for t, s in TYPE_SPECS.items())
+    return text.replace(TYPES_PLACEHOLDER, types)
 
 
 class LlmExtractor:

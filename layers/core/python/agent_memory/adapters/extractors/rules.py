@@ -1,6 +1,6 @@
 """The offline default extractor: deterministic rules over sentences, no network.
 
-Session-close extraction (POLICY.md, "Types" and "Not stored") done with
+Session-close extraction (docs/rules.md, "Types" and "Not stored") done with
 patterns and small lexicons. It proposes; the write gateway decides. The rules
 lean towards precision ("wrongly admitted memories are worse than missed
 ones"): a statement becomes a candidate only when a specific pattern names

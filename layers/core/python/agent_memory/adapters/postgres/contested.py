@@ -1,4 +1,4 @@
-"""The `contested` marker (seed 002): a lower-authority source contradicted the active record of a
+"""The `contested` marker (the product requirements): a lower-authority source contradicted the active record of a
 slot; both carry the marker until a reviewer decides. Mixed into PostgresTenantSession."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class ContestedQueries:
 
     def mark_contested(self, memory_ids: Sequence[str], confidence_factor: float = 1.0) -> None:
         """Add the marker (once) to these records and lower their confidence by `confidence_factor`
-        (seed 002: a contest lowers both confidences), once per contest: the confidence before is
+        (the product requirements: a contest lowers both confidences), once per contest: the confidence before is
         kept until the contest is settled (`_RESTORE`)."""
         self.conn.execute(
             """UPDATE memory_records SET flags = array_append(array_remove(flags, %(f)s), %(f)s),

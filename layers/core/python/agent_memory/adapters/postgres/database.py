@@ -322,8 +322,8 @@ def _leave_autocommit(conn: psycopg.Connection[Any]) -> None:
 
 class VectorArrayLoader(Loader):
     """pgvector's binary format (uint16 dim, uint16 unused, dim big-endian float4) straight into a
-    float32 array. pgvector's own loader builds a Vector first; a retrieval reads ~40 vectors, and
-    that cost ~0.1 ms of it."""
+    float32 array. pgvector's own loader builds a Vector first; a retrieval reads tens of vectors, and
+    that object per vector showed in its latency."""
 
     format = Format.BINARY
 

@@ -15,6 +15,7 @@ import psycopg
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+from agent_memory.adapters.postgres import type_sql
 from agent_memory.adapters.postgres.erasure import RECORD_HOLD_ID, ErasureQueries
 from agent_memory.domain.memory_types import TYPE_SPECS
 from agent_memory.ports.rows import (
@@ -28,9 +29,8 @@ from agent_memory.ports.rows import (
     SessionTranscript,
 )
 
-# A closed commitment is history, not the same follow-up: a new one in the same words is admitted
-# (write path), and the nightly consolidation never merges the two.
-NOT_CLOSED_COMMITMENT = "NOT (type = 'commitment' AND value->>'state' = 'closed')"
+# A closed commitment is never merged with, nor deduplicated against, an open one (type_sql.py).
+NOT_CLOSED_COMMITMENT = type_sql.NOT_CLOSED_COMMITMENT
 
 RETRIEVABLE = ("active", "pending_approval", "contested")
 # The types whose near-duplicates the nightly consolidation folds into one (the type table decides).
@@ -342,9 +342,9 @@ class LifecycleQueries(ErasureQueries):
     def observations(self, limit: int) -> list[ObservationRow]:
         rows = self.conn.execute(
             """SELECT id, subject_id, session_id, actor, confidence, embedding, created_at FROM memory_records
-                WHERE tenant_id = %s AND type = 'observation' AND status = 'quarantined'
+                WHERE tenant_id = %s AND type = ANY(%s) AND status = 'quarantined'
                   AND embedding IS NOT NULL ORDER BY subject_id, created_at LIMIT %s""",
-            (self.tenant_id, limit),
+            (self.tenant_id, type_sql.CORROBORATED_TYPES, limit),
         ).fetchall()
         return cast(list[ObservationRow], rows)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from agent_memory.adapters.postgres.repeatable_sql import apply_repeatable_sql
+from agent_memory.adapters.postgres.type_sql import shared_knowledge_predicate
 from agent_memory.domain.errors import ConfigurationError
 from agent_memory.observability import logger
 
@@ -218,14 +219,15 @@ def _fix_embedding_dimension(conn: psycopg.Connection[Any], dim: int, model: str
             if storage is not None and storage[0] != "m":
                 conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} SET STORAGE MAIN")
         # Per-subject search scans the subject's B-tree range exactly and never uses an ANN index;
-        # maintaining one on every row cost 3x write throughput (docs/benchmarks.md). The approximate
-        # index covers only what is searched tenant-wide: reusable resolutions and tenant-scoped
-        # memories (pgvector >= 0.8 iterative scans keep filtered recall). IF NOT EXISTS: this also
-        # upgrades databases migrated before 0006.
+        # maintaining one on every row costs write throughput (docs/benchmarks.md). The approximate
+        # index covers only what is searched tenant-wide: the types the table marks shared across
+        # subjects and tenant-scoped memories (pgvector >= 0.8 iterative scans keep filtered recall).
+        # IF NOT EXISTS: this also upgrades databases migrated before 0006; a change to the shared
+        # types takes a migration that drops the index.
         conn.execute(
             "CREATE INDEX IF NOT EXISTS memory_records_tenant_hnsw ON memory_records "
             "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64) "
-            "WHERE scope = 'tenant' OR type = 'resolution'"
+            f"WHERE {shared_knowledge_predicate()}"
         )
         if row is None:
             conn.execute(

@@ -23,6 +23,7 @@ from psycopg.rows import DictRow, tuple_row
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.tsvector import LexemeCounter
+from agent_memory.adapters.postgres.type_sql import shared_knowledge_predicate
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
 from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, MemoryType
 from agent_memory.domain.ranking import CandidateFacts
@@ -46,6 +47,8 @@ _CANDIDATES_CALL = (
 _VERIFIED = sorted(a.value for a in VERIFIED_AUTHORITIES)
 _MEMORY_TYPES = {t.value: t for t in MemoryType}  # a dict lookup per row, not an Enum call
 _AUTHORITIES = {a.value: a for a in Authority}
+# The partial HNSW index's predicate, spelled as migrate.py creates it so the planner uses the index.
+_SHARED_KNOWLEDGE = shared_knowledge_predicate("r.")
 
 
 def retrieval_functions_sql() -> str:
@@ -64,7 +67,7 @@ def candidates_query() -> str:
 @functools.cache
 def _record_json() -> str:
     """A whole record as one JSON text, validated by pydantic in one pass (the tenant-wide search):
-    this decodes ~25% faster than forty typed columns (docs/benchmarks.md)."""
+    this decodes faster than forty typed columns (docs/benchmarks.md)."""
     from agent_memory.adapters.postgres.store import RECORD_COLUMNS  # store.py mixes this module in
 
     fields = [c.strip() for c in RECORD_COLUMNS.split(",")]
@@ -222,8 +225,8 @@ class RetrievalQueries:
         recall never depends on an approximate index. A subject with at most `per_signal` memories in
         scope returns every one that a signal finds (a vector, a sentence vector, a query lexeme, a
         verified fact) unranked: `lexical` None, the caller matches the query's lexemes against each
-        row's; ranking them in SQL cost 40% of the query (docs/benchmarks.md). Both paths match text by
-        the same lexemes, so what is admitted does not depend on the subject's size.
+        row's; ranking them in SQL was a large share of the query's time (docs/benchmarks.md). Both
+        paths match text by the same lexemes, so what is admitted does not depend on the subject's size.
         """
         # The query is the function `memory_retrieval_scoped_rows` (sql/retrieval_functions.sql):
         # PL/pgSQL keeps its plan in the database connection, so it is planned once per connection
@@ -276,7 +279,7 @@ class RetrievalQueries:
             SELECT record, 1 - distance AS similarity FROM (
                 SELECT {_record_json()} AS record, r.embedding <=> %(q)s::vector AS distance
                   FROM memory_records r
-                 WHERE r.tenant_id = %(t)s AND (r.scope = 'tenant' OR r.type = 'resolution')
+                 WHERE r.tenant_id = %(t)s AND ({_SHARED_KNOWLEDGE})
                    AND r.status = 'active' AND (r.expires_at IS NULL OR r.expires_at > %(now)s)
                    AND r.sensitivity_rank <= %(clr)s AND r.embedding IS NOT NULL
                  ORDER BY r.embedding <=> %(q)s::vector

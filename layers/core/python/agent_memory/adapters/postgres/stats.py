@@ -1,4 +1,4 @@
-"""The seeds' operating metrics for one tenant (seed 002, "Observability and quality"), read from
+"""The operating metrics the product requirements name ("Observability and quality"), for one tenant, read from
 the records, the audit chain and the erasure requests: counts and durations only, never content."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ticket-scoped memory (seed 001's task memory): the nightly run's queries. Mixed into
+"""Ticket-scoped memory (the product requirements' task memory): the nightly run's queries. Mixed into
 PostgresTenantSession."""
 
 from __future__ import annotations

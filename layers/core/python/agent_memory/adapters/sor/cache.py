@@ -1,4 +1,4 @@
-"""A small TTL cache shared by the system-of-record adapters (POLICY.md: at most 5 minutes)."""
+"""A small TTL cache shared by the system-of-record adapters (docs/rules.md: at most 5 minutes)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
@@ -70,7 +70,7 @@ class ErrorDetail(ResponseModel):
 
 
 class ErrorBody(ResponseModel):
-    """Every refusal and failure answers with this body (API.md, Errors)."""
+    """Every refusal and failure answers with this body (docs/api.md, Errors)."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -150,6 +150,7 @@ MEMORY_EXAMPLE: dict[str, Any] = {
     "embedding_model": "local-minilm-onnx",
     "needs_revalidation": False,
     "verified": True,
+    "section": "verified_facts",
 }
 
 
@@ -200,3 +201,7 @@ class MemoryView(ResponseModel):
     embedding_model: str | None
     needs_revalidation: bool
     verified: bool = Field(description="its authority is one of the verified ones")
+    section: Literal["verified_facts", "relevant", "supporting", "unverified"] = Field(
+        description="the section of a retrieval's context it is shown in when served, from its type "
+        "and its source (the type table)"
+    )

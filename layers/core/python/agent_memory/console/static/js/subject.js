@@ -13,16 +13,10 @@ const SECTIONS = [
   ["supporting", "Supporting context"],
   ["unverified", "Unverified notes (not stated as fact)"],
 ];
-const UNVERIFIED_AUTHORITIES = new Set(["customer_claim", "agent_inference"]);
-const SUPPORTING_TYPES = new Set(["episode", "observation"]);
-const UNVERIFIED_TYPES = new Set(["sentiment"]);
 
-/** A record's section: the service's own `section` when the API sends it, else retrieval's rule. */
+/** A record's section: the service names it (`section`, from its type table and the source). */
 function sectionOf(m) {
-  if (m.section) return m.section;
-  if (m.verified && m.type === "fact") return "verified_facts";
-  if (UNVERIFIED_AUTHORITIES.has(m.authority) || UNVERIFIED_TYPES.has(m.type)) return "unverified";
-  return SUPPORTING_TYPES.has(m.type) ? "supporting" : "relevant";
+  return m.section || "relevant";
 }
 
 export function subjectScreen(root, { subjectId, roles, navigate }) {
