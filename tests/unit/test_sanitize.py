@@ -2,6 +2,7 @@
 
 import random
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -95,3 +96,21 @@ def test_unstorable_value_names_the_first_field_and_never_echoes_the_character()
     # And text PostgreSQL stores (any valid Unicode, paired surrogates decoded) passes
     assert unstorable_value({"q": "naïve 😀 \u202e", "n": [1.5, None, True]}) is None
     assert unstorable_value("\x00") == ("body", "text must not contain NUL characters")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We will call on 2026-11-09 to confirm.",
+        "after the call.\n- 2026-11-09: migration agreed",
+        "call me on 09.11.2026",
+    ],
+)
+def test_a_calendar_date_after_a_phone_word_is_not_a_phone_number(text):
+    # A date after "call" says when; masking it as a phone number loses it for nothing
+    assert mask_identifiers(text).text == text
+
+
+def test_a_phone_number_after_a_phone_word_is_still_masked():
+    assert "4567" in mask_identifiers("phone: 555-123-4567").text
+    assert "555-123-4567" not in mask_identifiers("phone: 555-123-4567").text

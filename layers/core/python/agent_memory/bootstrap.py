@@ -316,7 +316,7 @@ def build_services(
         erasure=ErasureService(
             store, objects, invalidate_caches=_sor_cache_invalidator(sor), registry=registry
         ),
-        lifecycle=build_lifecycle(settings, store, policies, objects, embedder, sor),
+        lifecycle=build_lifecycle(settings, store, policies, objects, embedder, sor, gateway),
         working=WorkingMemoryService(store, policies),
         forget=ForgetService(store, registry=registry),
         export=ExportService(store, policies),
@@ -347,6 +347,7 @@ def build_lifecycle(
     objects: ObjectStore | None,
     embedder: Embedder,
     sor: SystemOfRecord,
+    gateway: WriteGateway | None = None,
 ) -> LifecycleService:
     return LifecycleService(
         store,
@@ -356,6 +357,7 @@ def build_lifecycle(
         embedder=embedder,
         pause_ratio=settings.purge_pause_ratio,
         system_of_record=sor,
+        gateway=gateway,
     )
 
 

@@ -337,7 +337,8 @@ class Settings(BaseSettings):
     # in AWS an S3 bucket with object lock, its subject digests keyed by a Secrets Manager secret;
     # locally a file in the data folder (beside the PostgreSQL folder, not in it) and its key.
     deletion_registry_bucket: str | None = Field(
-        default=None, description="in AWS: the object-locked S3 bucket of the deletion registry a restore replays"
+        default=None,
+        description="in AWS: the object-locked S3 bucket of the deletion registry a restore replays",
     )
     deletion_registry_key_secret_arn: str | None = Field(
         default=None, description="in AWS: the secret holding the key of the registry's subject digests"

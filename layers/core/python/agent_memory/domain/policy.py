@@ -166,6 +166,11 @@ class PolicyProfile(BaseModel):
     quota_memories_per_subject: int | None = Field(default=20_000, ge=1, le=10_000_000)
     quota_memories_per_tenant: int | None = Field(default=None, ge=1, le=1_000_000_000)
     quota_bytes_per_tenant: int | None = Field(default=None, ge=1_024, le=10**13)
+    # Episodes reaching the end of their retention become one digest per subject (domain/digest.py)
+    # instead of vanishing; the digest is itself an episode, kept for the episode TTL, and folded
+    # into the next digest when it expires.
+    digest_expiring_episodes: bool = True
+    digest_max_chars: int = Field(default=1500, ge=200, le=8000)
     # Review items of one subject this alike (same type and slot, cosine of their vectors) are shown as
     # one group: a statement extracted from several sessions is reviewed once (`similar_pending`).
     review_group_similarity: float = Field(default=0.9, ge=0.5, le=1.0)
@@ -271,6 +276,7 @@ PROFILES: dict[str, PolicyProfile] = {
         envelope_tokens=100_000,
         near_duplicate_similarity=1.01,  # benchmark turns are kept verbatim
         quota_memories_per_subject=None,  # a benchmark loads a whole corpus into few subjects
+        digest_expiring_episodes=False,  # nothing expires in a benchmark
     ),
 }
 

@@ -691,6 +691,25 @@ def _personal_hits(view: str) -> Iterator[_Hit]:
         yield _Hit(m.start("number"), m.end("number"), "PASSPORT", "passport", m.group("number"))
 
 
+_NUMERIC_DATE = re.compile(
+    r"(?P<y>[0-9]{4})[./\-](?P<m>[0-9]{1,2})[./\-](?P<d>[0-9]{1,2})"
+    r"|(?P<d2>[0-9]{1,2})[./\-](?P<m2>[0-9]{1,2})[./\-](?P<y2>[0-9]{4})"
+)
+
+
+def _calendar_date(number: str) -> bool:
+    """A calendar date written with dashes, dots or slashes (2026-11-09, 09.11.2026, 11/09/2026):
+    after "call on" it is when, not a number to call."""
+    m = _NUMERIC_DATE.fullmatch(number.strip())
+    if m is None:
+        return False
+    year, a, b = (
+        (int(m["y"]), int(m["m"]), int(m["d"])) if m["y"] else (int(m["y2"]), int(m["m2"]), int(m["d2"]))
+    )
+    plausible = lambda month, day: 1 <= month <= 12 and 1 <= day <= 31  # noqa: E731
+    return 1900 <= year <= 2100 and (plausible(a, b) or plausible(b, a))
+
+
 def _phone_hits(view: str) -> Iterator[_Hit]:
     """Phone numbers: international (+ or 00), North American and trunk-0 national shapes, and any
     run of 7 to 15 digits after a phone word."""
@@ -699,7 +718,8 @@ def _phone_hits(view: str) -> Iterator[_Hit]:
         if 7 <= len(re.sub(r"\D", "", m.group(0))) <= 15:
             spans.append((m.start(), m.end()))
     for m in _PHONE_LABELLED.finditer(view):
-        if 7 <= len(re.sub(r"\D", "", m.group("number"))) <= 15:
+        number = m.group("number")
+        if 7 <= len(re.sub(r"\D", "", number)) <= 15 and not _calendar_date(number):
             spans.append((m.start("number"), m.end("number")))
     end = -1
     for start, stop in sorted(spans):

@@ -25,8 +25,10 @@ from agent_memory.ports.store import MemoryStore, NewEvent
 from agent_memory.ports.system_of_record import SystemOfRecord, SystemOfRecordUnavailable
 from agent_memory.services.authorization import require_mutation, visible
 from agent_memory.services.consolidation import merge_duplicates, weigh_observations
+from agent_memory.services.digests import digest_expiring_episodes
 from agent_memory.services.policies import PolicyRegistry
 from agent_memory.services.revalidation_due import due_arguments, due_events
+from agent_memory.services.write_gateway import WriteGateway
 
 if TYPE_CHECKING:
     from agent_memory.progress import ProgressBar, ProgressFactory
@@ -51,6 +53,8 @@ class PurgeReport:
     revalidation_flagged: int = 0
     ticket_memories_bounded: int = 0  # ticket-scoped memories given an end by their resolved ticket
     contest_marks_settled: int = 0  # `contested` markers left on records nothing contests any more
+    digests: int = 0  # subjects whose expiring episodes became one digest (domain/digest.py)
+    episodes_digested: int = 0
     batches: int = 0
     longest_batch_ms: float = 0.0
     tenants: list[str] = field(default_factory=list)
@@ -74,7 +78,9 @@ class LifecycleService:
         batch_size: int = 1000,
         pause_ratio: float = 0.0,
         sleep: Callable[[float], None] | None = None,
+        gateway: WriteGateway | None = None,
     ) -> None:
+        self.gateway = gateway  # writes the digests of expiring episodes (none without it)
         self.store = store
         self.policies = policies
         self.objects = objects
@@ -105,6 +111,12 @@ class LifecycleService:
             report.tenants.append(tenant)
             if not dry_run:  # before the expire step: a memory whose ticket ended long ago goes tonight
                 report.ticket_memories_bounded += self.bound_resolved_tickets(tenant)
+            if not dry_run and self.gateway is not None:  # before they expire: what they said stays
+                digests, covered = digest_expiring_episodes(
+                    self.store, self.gateway, tenant, self.policies.for_tenant(tenant), self.clock()
+                )
+                report.digests += digests
+                report.episodes_digested += len(covered)
             self._purge_tenant(tenant, report, dry_run=dry_run, progress=progress)
             if not dry_run:
                 report.contest_marks_settled += self.settle_contest_marks(tenant)

@@ -127,6 +127,23 @@ class LifecycleQueries(ErasureQueries):
             ).fetchall()
         return cast(list[DeletedRecord], rows)
 
+    def expiring_of_type(self, memory_type: str, now: datetime, limit: int) -> list[dict[str, Any]]:
+        """Active records of a type the purge would expire now (past `expires_at`, not held), by
+        subject, newest first: what a digest is written from before they go."""
+        rows = self.conn.execute(
+            """SELECT id, subject_id, content, effective_at, confidence, authority, sensitivity,
+                      lineage_keys, source->>'system' AS source_system
+                 FROM memory_records r
+                WHERE tenant_id = %(t)s AND type = %(type)s AND status = 'active'
+                  AND expires_at IS NOT NULL AND expires_at <= %(now)s AND NOT legal_hold
+                  AND NOT EXISTS (SELECT 1 FROM subject_holds h
+                                   WHERE h.tenant_id = r.tenant_id AND h.subject_id = r.subject_id)
+                ORDER BY subject_id, effective_at DESC, id
+                LIMIT %(lim)s""",
+            {"t": self.tenant_id, "type": memory_type, "now": now, "lim": limit},
+        ).fetchall()
+        return [dict(r) for r in rows]
+
     def count_purgeable(
         self, now: datetime, archive_cutoff: datetime, candidate_cutoff: datetime
     ) -> dict[str, int]:
