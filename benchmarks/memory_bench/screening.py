@@ -175,8 +175,10 @@ def run_screening_bench(
         held = _items(file)
         marks = {item["id"]: screen_for_instructions(item["text"]).flagged for item in held}
         report["heldout_files"][file.stem] = _score(held, marks)
-    held = {file.stem: _items(file) for file in heldout_files(path)}
-    report["detectors"] = {name: _detector_report(detect, items, held) for name, detect in DETECTORS.items()}
+    held_files = {file.stem: _items(file) for file in heldout_files(path)}
+    report["detectors"] = {
+        name: _detector_report(detect, items, held_files) for name, detect in DETECTORS.items()
+    }
     texts = [item["text"] for item in items]
     if transcripts and Path(transcripts).exists():
         statements = transcript_statements(transcripts)

@@ -48,8 +48,8 @@ def test_given_an_injection_only_the_classifier_flags_when_written_then_it_is_qu
     with container.db.tenant_transaction(tenant) as conn:
         status = conn.execute("SELECT status FROM memory_records").fetchall()
         events = conn.execute("SELECT event_type FROM memory_events ORDER BY seq").fetchall()
-    assert [s[0] for s in status] == ["quarantined"]
-    assert EventType.QUARANTINED.value in [e[0] for e in events]
+    assert [s["status"] for s in status] == ["quarantined"]
+    assert EventType.QUARANTINED.value in [e["event_type"] for e in events]
 
 
 def test_given_ordinary_support_text_when_written_then_the_classifier_lets_it_through(container):

@@ -66,8 +66,8 @@ def _ngram_buckets(form: str) -> np.ndarray:
     """The buckets of every character n-gram (1..MAX_N) of one form, word edges marked by spaces."""
     text = " " + _SPACES.sub(" ", form).strip() + " "
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    out = []
-    rolling = np.zeros(0, dtype=np.uint64)
+    out: list[np.ndarray] = []
+    rolling: np.ndarray = np.zeros(0, dtype=np.uint64)
     for n in range(1, min(MAX_N, len(codes)) + 1):
         rolling = codes.copy() if n == 1 else rolling[:-1] * _BASE + codes[n - 1 :]
         out.append(((rolling ^ _N_SALT[n]) * _MIX) >> _SHIFT)
