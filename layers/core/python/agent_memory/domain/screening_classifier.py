@@ -74,6 +74,7 @@ def _ngram_buckets(form: str) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0, dtype=np.uint64)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # words recur from text to text: hash each once
 def _token_bucket(token: str) -> int:
     digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> (64 - BUCKETS_BITS)
