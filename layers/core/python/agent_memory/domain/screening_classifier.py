@@ -34,7 +34,7 @@ import numpy as np
 from agent_memory.domain.errors import ConfigurationError
 
 WEIGHTS_FILE = "screening-classifier.npz"
-WEIGHTS_SHA256 = "170bee71f6c46ff165dd74b98ca96bb77b7eb8ff9dbc1fe3833dacd4d62e93e3"
+WEIGHTS_SHA256 = "b0103da6b9c471394e736ece0444771567fff20c7bd313be1cd09baee5821b48"
 BUCKETS_BITS = 18
 BUCKETS = 1 << BUCKETS_BITS
 MAX_N = 5
@@ -53,6 +53,10 @@ _STRUCTURE = {
     "json_call": re.compile(r"\{\s*\"(?:tool|function|name|action|arguments|cmd)\""),
 }
 _SPACES = re.compile(r"\s+")
+# A run a model could read as base64 (as `screening._BASE64_RUN`, in folded case). Its letters say
+# nothing: screening reads the decoded text as a form of its own, and the model scores that. Left in,
+# the run's n-grams would teach the model that any long id is an attack.
+_ENCODED_RUN = re.compile(r"(?<![\w+/=-])[a-z0-9+/_-]{24,}={0,2}", re.IGNORECASE)
 _WORD = re.compile(r"\w+")
 _MAX_WORDS = 400  # per form: the word features of a long text stop there (its n-grams do not)
 # Rolling hash and final mix (64-bit, wrapping): fixed, so training and run time hash alike.
@@ -92,8 +96,9 @@ def _word_buckets(form: str) -> list[int]:
 
 def feature_buckets(forms: Sequence[str]) -> np.ndarray:
     """The distinct feature columns of a text read in `forms` (its reading forms, folded first)."""
-    parts = [_ngram_buckets(form) for form in forms]
     joined = "\n".join(forms)
+    forms = [_ENCODED_RUN.sub(" ", form) for form in forms]
+    parts = [_ngram_buckets(form) for form in forms]
     marks = [b for name, b in _STRUCTURE_BUCKETS.items() if _STRUCTURE[name].search(joined)]
     for form in forms:
         marks += _word_buckets(form)
