@@ -126,13 +126,13 @@ def _pieces(text: str) -> list[str]:
     return pieces[:_MAX_PIECES]
 
 
-def _classifier_flags(text: str, forms: list[str], *, quick: bool = True) -> bool:
+def _classifier_flags(text: str, forms: list[str]) -> bool:
     model = instruction_classifier()
     if model.flags(forms):
         return True
     if len(text) <= _LONG_TEXT:
         return False
-    return any(model.flags(_reading_forms(piece, quick=quick)) for piece in _pieces(text))
+    return any(model.flags(_reading_forms(piece)) for piece in _pieces(text))
 
 
 def screen_with_every_pattern(text: str) -> Screening:
@@ -141,7 +141,9 @@ def screen_with_every_pattern(text: str) -> Screening:
     `screen_for_instructions` is tested and measured against."""
     forms = _reading_forms(text, quick=False)
     signals = tuple(name for name, pattern in _alternations() if any(pattern.search(f) for f in forms))
-    if _classifier_flags(text, forms, quick=False):
+    # The classifier is one model, not a set of patterns to cross-check: it scores the forms it was
+    # trained on (the quick ones; the long way also folds quotes in ASCII text, which moves its score).
+    if _classifier_flags(text, _reading_forms(text)):
         signals += (_CLASSIFIER_SIGNAL,)
     return Screening(flagged=bool(signals), signals=signals)
 
