@@ -44,6 +44,13 @@ synth: install
 deploy: install layer
 	npx --yes aws-cdk@2 deploy --app "$(UV) run --frozen python -m infra.app" --require-approval broadening $(CDK_ARGS)
 
+# The screening classifier's weights, from the screening set's development split and the written
+# training set (benchmarks/screening/README.md). Prints the sha256 to pin in screening_classifier.py.
+# Never part of install or test.
+.PHONY: train-screening
+train-screening: install
+	$(UV) run --frozen python benchmarks/screening/train.py
+
 .PHONY: layer
 layer: install
 	$(UV) run --frozen python -m infra.layer

@@ -9,7 +9,10 @@ Each item is a text labelled `injection` (with the kind of attack as its categor
 `benign` (support text that mentions instructions, overrides or assistants, or ordinary
 support text), with its language, its disguise and its split (`dev`, which the patterns
 were tuned on, or `heldout`, which they were not). Every item goes through
-`screen_for_instructions`, the function the write gateway and the retrieval broker call.
+`screen_for_instructions`, the function the write gateway and the retrieval broker call: the
+patterns or the classifier. Each half is also scored on its own (`detectors.patterns`,
+`detectors.classifier`, beside `detectors.combined`), with recall and false-positive rate per split,
+held-out file and language.
 
 Reported per split (`dev`, `heldout`, `all`), and, for every `heldout*.jsonl` file beside the
 data file (a held-out set written by someone else, in the same record format), per file under
@@ -22,7 +25,8 @@ data file (a held-out set written by someone else, in the same record format), p
 
 Also: the false-positive rate on the statements of the extraction benchmark's transcripts
 that are not labelled as injections (support and CRM text written for another purpose),
-and the cost of one screening call (median of repeated passes over the whole set).
+and the cost of one screening call (median of repeated passes over the whole set), whole and for
+the classifier alone.
 """
 
 from __future__ import annotations
@@ -31,11 +35,17 @@ import argparse
 import json
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agent_memory.domain.screening import screen_for_instructions
+from agent_memory.domain.screening import (
+    classifier_flags,
+    reading_forms,
+    screen_for_instructions,
+    screen_with_patterns,
+)
+from agent_memory.domain.screening_classifier import instruction_classifier
 from memory_bench import EXTRACTION_DATA, SCREENING_DATA
 
 DEFAULT_DATA = str(SCREENING_DATA)
@@ -92,13 +102,51 @@ def transcript_statements(path: str | Path) -> list[str]:
     return statements
 
 
-def _microseconds_per_call(texts: Iterable[str], passes: int) -> float:
+DETECTORS: dict[str, Callable[[str], bool]] = {
+    "combined": lambda text: screen_for_instructions(text).flagged,
+    "patterns": lambda text: screen_with_patterns(text).flagged,
+    "classifier": classifier_flags,
+}
+
+
+def _brief(score: dict[str, Any]) -> dict[str, Any]:
+    """Recall and false-positive rate, overall and per language."""
+    return {
+        "recall": score["recall"],
+        "false_positive_rate": score["false_positive_rate"],
+        "recall_by_language": {k: v["value"] for k, v in score["recall_by_language"].items()},
+        "false_positive_rate_by_language": {
+            k: v["value"] for k, v in score["false_positive_rate_by_language"].items()
+        },
+    }
+
+
+def _detector_report(
+    detect: Callable[[str], bool], items: list[dict[str, Any]], held: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    flagged = {item["id"]: detect(item["text"]) for item in items}
+    out: dict[str, Any] = {
+        "splits": {
+            split: _brief(_score([i for i in items if split == "all" or i["split"] == split], flagged))
+            for split in ("dev", "heldout", "all")
+        },
+        "heldout_files": {},
+    }
+    for name, rows in held.items():
+        marks = {item["id"]: detect(item["text"]) for item in rows}
+        out["heldout_files"][name] = _brief(_score(rows, marks))
+    return out
+
+
+def _microseconds_per_call(
+    texts: Iterable[str], passes: int, call: Callable[[str], Any] = screen_for_instructions
+) -> float:
     texts = list(texts)
     timings = []
     for _ in range(passes):
         start = time.perf_counter()
         for text in texts:
-            screen_for_instructions(text)
+            call(text)
         timings.append((time.perf_counter() - start) / len(texts))
     return round(sorted(timings)[len(timings) // 2] * 1e6, 1)
 
@@ -127,6 +175,10 @@ def run_screening_bench(
         held = _items(file)
         marks = {item["id"]: screen_for_instructions(item["text"]).flagged for item in held}
         report["heldout_files"][file.stem] = _score(held, marks)
+    held_files = {file.stem: _items(file) for file in heldout_files(path)}
+    report["detectors"] = {
+        name: _detector_report(detect, items, held_files) for name, detect in DETECTORS.items()
+    }
     texts = [item["text"] for item in items]
     if transcripts and Path(transcripts).exists():
         statements = transcript_statements(transcripts)
@@ -135,9 +187,16 @@ def run_screening_bench(
                 sum(screen_for_instructions(s).flagged for s in statements), len(statements)
             ),
         }
+        for name, detect in DETECTORS.items():
+            report["detectors"][name]["transcript_statements"] = _rate(
+                sum(detect(s) for s in statements), len(statements)
+            )
         texts += statements
+    model = instruction_classifier()
+    forms = [reading_forms(text) for text in texts]
     report["microseconds_per_call"] = {
         "median_of_passes": _microseconds_per_call(texts, passes),
+        "classifier_alone_on_reading_forms": _microseconds_per_call(forms, passes, model.score),  # type: ignore[arg-type]
         "texts": len(texts),
     }
     return report

@@ -23,7 +23,10 @@ need both a verb of dismissal and something that points at the model's own instr
 "all", "previous", "above", "system"); the customer's own ("my", "our") never count. The
 benchmark is `memory bench screening` (docs/benchmarks.md, "Injection screening").
 
-The patterns themselves are in `screening_patterns`.
+The patterns themselves are in `screening_patterns`. Beside them a small learned model
+(`screening_classifier`) scores the same reading forms by their character n-grams and flags what
+reads like an injection although no pattern names its wording (signal `classifier`): a text is
+flagged when a pattern or the model flags it.
 """
 
 from __future__ import annotations
@@ -38,12 +41,22 @@ from dataclasses import dataclass
 
 from agent_memory.domain.invisible import IGNORABLE as _IGNORABLE
 from agent_memory.domain.invisible import visible_text
+from agent_memory.domain.screening_classifier import SIGNAL as _CLASSIFIER_SIGNAL
+from agent_memory.domain.screening_classifier import instruction_classifier
 from agent_memory.domain.screening_patterns import FLAGS as _FLAGS
 from agent_memory.domain.screening_patterns import SIGNAL_PATTERNS as _SIGNAL_PATTERNS
 from agent_memory.domain.screening_prefilter import Prefilter
 from agent_memory.domain.screening_scripts import without_marks
 
-__all__ = ["Screening", "screen_for_instructions", "screen_with_every_pattern", "visible_text"]
+__all__ = [
+    "Screening",
+    "classifier_flags",
+    "reading_forms",
+    "screen_for_instructions",
+    "screen_with_every_pattern",
+    "screen_with_patterns",
+    "visible_text",
+]
 
 
 @dataclass(frozen=True)
@@ -58,16 +71,68 @@ def screen_for_instructions(text: str) -> Screening:
     which models read although people cannot see it ("ASCII smuggling").
 
     Only the patterns whose triggers a form contains are run on it (`screening_prefilter`): the
-    others cannot match it, so the result is that of `screen_with_every_pattern`."""
+    others cannot match it, so the result is that of `screen_with_every_pattern`. The learned
+    classifier reads the same forms and adds its own signal, `classifier`."""
+    forms = _reading_forms(text)
+    signals = _pattern_signals(forms)
+    if _classifier_flags(text, forms):
+        signals += (_CLASSIFIER_SIGNAL,)
+    return Screening(flagged=bool(signals), signals=signals)
+
+
+def screen_with_patterns(text: str) -> Screening:
+    """The patterns alone, without the classifier (the benchmark reports each half on its own)."""
+    signals = _pattern_signals(_reading_forms(text))
+    return Screening(flagged=bool(signals), signals=signals)
+
+
+def classifier_flags(text: str) -> bool:
+    """The classifier alone: whether the learned model reads the text as an instruction."""
+    return _classifier_flags(text, _reading_forms(text))
+
+
+def reading_forms(text: str) -> list[str]:
+    """The forms in which screening reads a text (what the classifier is trained on)."""
+    return _reading_forms(text)
+
+
+def _pattern_signals(forms: list[str]) -> tuple[str, ...]:
     raised: set[int] = set()
     prefilter = _prefilter()
-    for form in _reading_forms(text):
+    for form in forms:
         for i in prefilter.candidates(form):
             signal = _SIGNAL_OF[i]
             if signal not in raised and _pattern(i).search(form):
                 raised.add(signal)
-    signals = tuple(name for k, (name, _) in enumerate(_SIGNAL_PATTERNS) if k in raised)
-    return Screening(flagged=bool(signals), signals=signals)
+    return tuple(name for k, (name, _) in enumerate(_SIGNAL_PATTERNS) if k in raised)
+
+
+# The classifier was trained on texts of a sentence or a short paragraph: a longer text is also read
+# sentence by sentence (the shortest run into the next), so that one injected sentence is not drowned
+# by the words around it.
+_LONG_TEXT, _SHORT_PIECE, _MAX_PIECES = 600, 40, 128
+_PIECE_BREAK = re.compile(r"(?<=[.!?;。！？；\n])\s+|(?<=[。！？；])")
+
+
+def _pieces(text: str) -> list[str]:
+    pieces, current = [], ""
+    for part in _PIECE_BREAK.split(text):
+        current = f"{current} {part}" if current else part
+        if len(current) >= _SHORT_PIECE:
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    return pieces[:_MAX_PIECES]
+
+
+def _classifier_flags(text: str, forms: list[str]) -> bool:
+    model = instruction_classifier()
+    if model.flags(forms):
+        return True
+    if len(text) <= _LONG_TEXT:
+        return False
+    return any(model.flags(_reading_forms(piece)) for piece in _pieces(text))
 
 
 def screen_with_every_pattern(text: str) -> Screening:
@@ -76,6 +141,10 @@ def screen_with_every_pattern(text: str) -> Screening:
     `screen_for_instructions` is tested and measured against."""
     forms = _reading_forms(text, quick=False)
     signals = tuple(name for name, pattern in _alternations() if any(pattern.search(f) for f in forms))
+    # The classifier is one model, not a set of patterns to cross-check: it scores the forms it was
+    # trained on (the quick ones; the long way also folds quotes in ASCII text, which moves its score).
+    if _classifier_flags(text, _reading_forms(text)):
+        signals += (_CLASSIFIER_SIGNAL,)
     return Screening(flagged=bool(signals), signals=signals)
 
 
