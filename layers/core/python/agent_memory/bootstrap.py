@@ -14,6 +14,7 @@ from typing import Any
 from agent_memory.adapters.postgres.database import Database, migrate
 from agent_memory.adapters.postgres.store import PostgresStore
 from agent_memory.config import Settings
+from agent_memory.domain.screening import use_classifier
 from agent_memory.observability import logger
 from agent_memory.ports.deletion_registry import DeletionRegistry
 from agent_memory.ports.embedder import Embedder
@@ -237,6 +238,7 @@ def build_container(
 ) -> Container:
     """Every adapter chosen from `settings` (or the ones given) and every service wired to them."""
     settings = settings or Settings()
+    use_classifier(settings.screening_classifier)
     embedder = embedder or build_embedder(settings)
     if embedder.dimension != settings.embedding_dim:
         settings = settings.model_copy(update={"embedding_dim": embedder.dimension})

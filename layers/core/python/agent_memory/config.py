@@ -344,6 +344,12 @@ class Settings(BaseSettings):
         default=None, description="in AWS: the secret holding the key of the registry's subject digests"
     )
 
+    screening_classifier: bool = Field(
+        default=False,
+        description="screen every memory with the learned multilingual injection classifier beside the "
+        "patterns (more injections caught, more ordinary texts that mention instructions or links "
+        "quarantined: docs/benchmarks.md)",
+    )
     default_policy: str = Field(
         default="crm", description="policy preset of a tenant that has not chosen one (crm, support, wealth)"
     )

@@ -65,6 +65,23 @@ class Screening:
     signals: tuple[str, ...]
 
 
+# Whether the learned classifier screens beside the patterns: set once by the composition root from
+# the deployment's settings (`screening_classifier`). Off by default: on the independent held-out set
+# it lifts recall from 0.54 to 0.86 but quarantines about 7 in 100 ordinary texts that mention
+# instructions or links (docs/benchmarks.md, "Injection screening").
+_CLASSIFIER_ON = False
+
+
+def use_classifier(enabled: bool) -> None:
+    """Turn the learned classifier on or off for this process."""
+    global _CLASSIFIER_ON
+    _CLASSIFIER_ON = enabled
+
+
+def classifier_enabled() -> bool:
+    return _CLASSIFIER_ON
+
+
 def screen_for_instructions(text: str) -> Screening:
     """Return which instruction-like signals the text carries (empty = clean), in any form a
     model could read it (`_reading_forms`), including the ASCII hidden in Unicode tag characters,
@@ -75,7 +92,7 @@ def screen_for_instructions(text: str) -> Screening:
     classifier reads the same forms and adds its own signal, `classifier`."""
     forms = _reading_forms(text)
     signals = _pattern_signals(forms)
-    if _classifier_flags(text, forms):
+    if _CLASSIFIER_ON and _classifier_flags(text, forms):
         signals += (_CLASSIFIER_SIGNAL,)
     return Screening(flagged=bool(signals), signals=signals)
 
@@ -143,7 +160,7 @@ def screen_with_every_pattern(text: str) -> Screening:
     signals = tuple(name for name, pattern in _alternations() if any(pattern.search(f) for f in forms))
     # The classifier is one model, not a set of patterns to cross-check: it scores the forms it was
     # trained on (the quick ones; the long way also folds quotes in ASCII text, which moves its score).
-    if _classifier_flags(text, _reading_forms(text)):
+    if _CLASSIFIER_ON and _classifier_flags(text, _reading_forms(text)):
         signals += (_CLASSIFIER_SIGNAL,)
     return Screening(flagged=bool(signals), signals=signals)
 
