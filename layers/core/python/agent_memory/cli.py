@@ -43,7 +43,8 @@ def with_local_aws(settings: Settings) -> tuple[Settings, object | None]:
 def cmd_serve(args: argparse.Namespace) -> int:
     import threading
 
-    from agent_memory.api.identity import local_secret, token_verifier
+    from agent_memory.api.identity import local_secret
+    from agent_memory.api.verifiers import token_verifier
     from agent_memory.bootstrap import build_container, set_container
     from agent_memory.local.discovery import RunningServer, register, unregister
     from agent_memory.local.serve_command import announce, cannot_listen, start_local_workers
