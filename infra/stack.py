@@ -23,7 +23,6 @@ from infra.constructs.monitoring import Monitoring
 from infra.constructs.network import Network
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.secrets import AppSecrets
-from infra.nag import add_suppressions
 
 
 def embedding_model_name(config: DeploymentConfig) -> str:
@@ -117,7 +116,6 @@ class MemoryStack(Stack):
         CfnOutput(self, "OpenAiSecretArn", value=self.secrets.openai_secret.secret_arn)
         CfnOutput(self, "ErasureStateMachineArn", value=self.erasure.state_machine.state_machine_arn)
         CfnOutput(self, "MigrationsFunctionName", value=self.migrations.function.function_name)
-        add_suppressions(self)
 
     def _wire_identity(self) -> None:
         """The authorizer's token settings: the Cognito pool's, an external IdP's, or none (HS256)."""
