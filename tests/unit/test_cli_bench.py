@@ -33,6 +33,7 @@ def test_given_no_benchmark_package_when_memory_bench_runs_then_it_says_why_and_
     assert "development package" in err and "benchmarks/memory_bench" in err
 
 
+@pytest.mark.process  # runs `memory-bench`
 def test_given_a_checkout_when_memory_bench_is_run_as_its_own_command_then_it_lists_the_benchmarks():
     import shutil
     import subprocess
