@@ -97,6 +97,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             + ") for what they start:\n  "
             + "\n  ".join(unmarked)
         )
+    if config.getoption("fast"):
+        for item in items:
+            _fewer_examples(item)
+
+
+def _fewer_examples(item: pytest.Item) -> None:
+    """Under --fast, a property test that asks for more examples than the fast profile draws
+    (`@settings(max_examples=300)`) draws the fast profile's number; its other settings stay."""
+    test = getattr(item, "obj", None)
+    chosen = getattr(test, "_hypothesis_internal_use_settings", None)
+    if chosen is not None and chosen.max_examples > FAST_EXAMPLES:
+        test._hypothesis_internal_use_settings = hypothesis_settings(chosen, max_examples=FAST_EXAMPLES)  # type: ignore[union-attr]
 
 
 def refuse_in_fast_loop(request: pytest.FixtureRequest, fixture: str) -> None:
