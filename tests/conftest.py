@@ -9,6 +9,7 @@ fixtures carries one of those markers, so an unmarked one cannot slip into the f
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import os
@@ -37,7 +38,7 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 hypothesis_settings.register_profile("explore", print_blob=True)
 # The fast loop draws fewer examples (the same ones every run); `make test` draws them all.
-FAST_EXAMPLES = 10
+FAST_EXAMPLES = 5
 hypothesis_settings.register_profile(
     "fast", derandomize=True, database=None, print_blob=True, max_examples=FAST_EXAMPLES
 )
@@ -76,9 +77,29 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if config.getoption("fast") and collection_path.parent == REPO / "tests":
-        return collection_path.name in HEAVY_FOLDERS or None
+    """Under --fast, the folders and test files whose every test is heavy are not even imported
+    (their imports alone, langgraph's or the CDK's, cost seconds)."""
+    if not config.getoption("fast"):
+        return None
+    if collection_path.parent == REPO / "tests" and collection_path.name in HEAVY_FOLDERS:
+        return True
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        return _marked_heavy_as_a_whole(collection_path) or None
     return None
+
+
+def _marked_heavy_as_a_whole(path: Path) -> bool:
+    """Whether a test file's module-level `pytestmark` names a heavy marker."""
+    source = path.read_text(encoding="utf-8")
+    if "pytestmark" not in source:
+        return False
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "pytestmark" for target in node.targets
+        ):
+            named = {n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute)}
+            return bool(named & set(HEAVY_MARKERS))
+    return False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
