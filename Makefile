@@ -4,7 +4,7 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 export UV_LINK_MODE ?= copy
 
-.PHONY: install serve test lint typecheck synth deploy bench clean eval
+.PHONY: install serve test test-fast lint typecheck synth deploy bench clean eval
 
 .PHONY: uv install-runtime
 uv:
@@ -22,8 +22,14 @@ install-runtime: uv
 serve: install-runtime
 	$(UV) run --frozen --no-sync memory serve
 
+# The whole suite, as CI runs it.
 test: install
 	$(UV) run --frozen pytest
+
+# The fast loop: the pure and fake-backed tests, no embedded PostgreSQL, server process, CDK synth
+# or browser (tests/conftest.py, `--fast`). Under a minute; `make test` before pushing.
+test-fast: install
+	$(UV) run --frozen pytest --fast -q
 
 # The quality gate: extraction and retrieval benchmarks on their small fixed sets, each figure
 # against its threshold (docs/evaluation.md). Deterministic, no timing; exit 1 on a drop.

@@ -17,6 +17,7 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from infra.config import DeploymentConfig
+from infra.nag import add_suppressions
 from infra.stack import MemoryStack
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,7 +33,8 @@ def cdk_json_context() -> dict[str, Any]:
 def build_app(
     context: dict[str, Any] | None = None, outdir: str | None = None
 ) -> tuple[cdk.App, MemoryStack]:
-    """The app with its one stack and cdk-nag attached (tests call this with their own context)."""
+    """The app with its one stack, the stack's cdk-nag acknowledgments and cdk-nag attached (tests
+    call this with their own context)."""
     merged = {**cdk_json_context(), **(context or {})}
     if outdir is None and "CDK_OUTDIR" not in os.environ:
         outdir = str(REPO / "cdk.out")
@@ -44,6 +46,7 @@ def build_app(
         config=config,
         description="Agent Memory Service: governed long-term memory for AI agents",
     )
+    add_suppressions(stack)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app, stack
 

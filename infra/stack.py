@@ -24,7 +24,6 @@ from infra.constructs.monitoring import Monitoring
 from infra.constructs.network import Network
 from infra.constructs.pipeline import Pipeline
 from infra.constructs.secrets import AppSecrets
-from infra.nag import add_suppressions
 
 
 def embedding_model_name(config: DeploymentConfig) -> str:
@@ -129,7 +128,6 @@ class MemoryStack(Stack):
             "DeletionReplayFunctionName",
             value=self.functions.functions["deletion_replay"].function_name,
         )
-        add_suppressions(self)
 
     def _wire_identity(self) -> None:
         """The authorizer's token settings: the Cognito pool's, an external IdP's, or none (HS256)."""

@@ -198,7 +198,10 @@ HELP = (
 )
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """`memory-bench <name> ...` (the console script, argv from the command line) or
+    `memory bench <name> ...` (the product's CLI hands over the arguments after `bench`)."""
+    argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("-h", "--help"):
         print(HELP)
         return 0

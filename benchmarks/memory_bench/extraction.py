@@ -64,7 +64,7 @@ from agent_memory.domain.policy import PolicyProfile, profile
 from agent_memory.domain.records import MemoryWrite, Source
 from agent_memory.domain.sanitize import iban_valid, luhn_valid, mask_identifiers
 from agent_memory.ports.extractor import Extractor
-from agent_memory.services.write_gateway import prepare
+from agent_memory.services.admission_steps import prepare
 from memory_bench import EXTRACTION_DATA
 
 BENCH_NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -454,7 +454,7 @@ def run_extraction_bench(
             "transcripts": n_transcripts,
             "transcripts_by_domain": dict(sorted(per_domain_count.items())),
             "alignment": "span overlap in the same turn (label spans mapped to the masked turn)",
-            "gateway": "write_gateway.prepare (sanitize, screen, classify), resolve_conflict(active=None)",
+            "gateway": "admission_steps.prepare (sanitize, screen, classify), resolve_conflict(active=None)",
         },
         "overall": _metrics(all_labels, all_cands, [s for v in summaries.values() for s in v]),
         "by_domain": {

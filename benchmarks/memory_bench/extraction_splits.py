@@ -64,7 +64,7 @@ from agent_memory.domain.policy import profile
 from agent_memory.domain.records import MemoryWrite, Source
 from agent_memory.domain.sanitize import mask_identifiers
 from agent_memory.ports.extractor import ExtractionFailed, Extractor
-from agent_memory.services.write_gateway import prepare
+from agent_memory.services.admission_steps import prepare
 from memory_bench import DATA
 
 HERE = DATA / "extraction"

@@ -16,8 +16,8 @@ from agent_memory.api.identity import (
     TokenVerifier,
     authorizer_context,
     refused_context,
-    token_verifier,
 )
+from agent_memory.api.verifiers import token_verifier
 from agent_memory.config import Settings
 from agent_memory.domain.errors import Unauthenticated
 from agent_memory.observability import logger

@@ -36,8 +36,8 @@ from agent_memory.console.site import (
     content_security_policy,
 )
 from constructs import Construct
+from infra.acknowledgments import ack, logical_id
 from infra.config import DeploymentConfig
-from infra.nag import ack, logical_id
 
 # /console and /console/ are the page; everything else is a file or the API. A viewer-request
 # CloudFront Function (no inline script reaches the page: this runs at the edge).

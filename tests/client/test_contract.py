@@ -58,6 +58,7 @@ def document(api) -> dict[str, Any]:
         return client.openapi()
 
 
+@pytest.mark.e2e  # the running local front's document: the embedded PostgreSQL and moto
 def test_request_models_match_the_servers_request_schemas(document):
     components = document["components"]["schemas"]
     problems: list[str] = []
@@ -84,6 +85,7 @@ def test_request_models_match_the_servers_request_schemas(document):
     assert compared == sum(1 for r in ROUTES if r.request is not None) >= 14
 
 
+@pytest.mark.e2e
 def test_the_vocabulary_matches_the_servers_enums(document):
     components = document["components"]["schemas"]
     for name in ("MemoryType", "Authority", "Sensitivity", "Scope", "Speaker", "CommitmentOutcome", "Status"):

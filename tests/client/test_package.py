@@ -38,6 +38,7 @@ def build_wheel(out: Path) -> Path:
     return wheels[0]
 
 
+@pytest.mark.process  # builds the wheel and imports it in a fresh interpreter
 def test_the_wheel_builds_depends_on_httpx_and_pydantic_only_and_imports(tmp_path):
     # When the package's wheel is built
     wheel = build_wheel(tmp_path / "dist")

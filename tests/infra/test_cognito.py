@@ -128,8 +128,8 @@ def test_an_external_idps_context_reaches_the_authorizer_as_the_core_reads_it(mo
     from infra.config import DeploymentConfig
     from infra.constructs.identity import authorizer_environment as environment_for
 
-    from agent_memory.api.identity import token_verifier
     from agent_memory.api.jwks import JwksVerifier
+    from agent_memory.api.verifiers import token_verifier
     from agent_memory.config import Settings
 
     config = DeploymentConfig.from_mapping(

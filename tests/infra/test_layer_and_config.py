@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from infra.config import DeploymentConfig
@@ -75,3 +78,65 @@ def test_the_layer_holds_no_benchmarks_and_the_product_does_not_import_them() ->
         if "memory_bench" in p.read_text(encoding="utf-8")
     }
     assert naming == {"agent_memory/cli.py"}
+
+
+def test_the_built_layer_holds_no_local_stack_console_files_or_benchmarks(tmp_path: Path) -> None:
+    # Given the core package copied as the full layer build copies it
+    root = layer.copy_core(tmp_path / "python" / "agent_memory")
+    shipped = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    # Then it holds the service (the migrations included) and none of the laptop's local stack,
+    # the console's static files (deployed from the source tree) or the benchmarks
+    assert {"bootstrap.py", "api/http.py", "console/site.py"} <= shipped
+    assert any(name.startswith("adapters/postgres/migrations/") for name in shipped)
+    assert not [name for name in shipped if name.startswith(("local/", "console/static/"))]
+    assert not (tmp_path / "python" / "memory_bench").exists()
+    assert not [name for name in shipped if "memory_bench" in name or "__pycache__" in name]
+    # And no module left in it imports the local stack when it loads: only inside a function
+    # (the CLI's local commands; bootstrap's embedded-database fallback, which then says
+    # the embedded PostgreSQL is not installed)
+    loaded_at_import = {
+        name
+        for name in shipped
+        if name.endswith(".py")
+        for node in ast.parse((root / name).read_text()).body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and any(
+            m.startswith("agent_memory.local")
+            for m in (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            )
+        )
+    }
+    assert loaded_at_import == set()
+
+
+def test_the_lambda_functions_import_neither_the_local_stack_nor_the_console() -> None:
+    # Given every Lambda function's handler (the service's and the migrations')
+    handlers = [
+        *(layer.REPO / "functions").glob("*/handler.py"),
+        *(layer.REPO / "infra/runtime").glob("*/handler.py"),
+    ]
+    assert len(handlers) > 5
+    # Then none names the parts the layer leaves out
+    naming = [
+        h.relative_to(layer.REPO).as_posix()
+        for h in handlers
+        if "agent_memory.local" in h.read_text() or "agent_memory.console" in h.read_text()
+    ]
+    assert naming == []
+
+
+def test_given_no_local_stack_when_no_database_is_configured_then_the_answer_is_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from agent_memory.bootstrap import database_url
+    from agent_memory.config import Settings
+    from agent_memory.domain.errors import ConfigurationError
+
+    # Given an installation without agent_memory.local (the Lambda layer)
+    monkeypatch.setitem(sys.modules, "agent_memory.local.embedded", None)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    # When the database is resolved with none configured
+    # Then it is the same ConfigurationError as without the embedded PostgreSQL's package
+    with pytest.raises(ConfigurationError, match="embedded PostgreSQL is not installed"):
+        database_url(Settings(data_dir=tmp_path))

@@ -281,16 +281,16 @@ def test_property_random_candidates_never_leave_two_actives_nor_let_lower_author
 def test_given_a_batch_when_written_together_then_each_write_is_sanitized_and_classified_once_and_embedded(
     container, monkeypatch
 ):
-    from agent_memory.services import write_gateway
+    from agent_memory.services import batch_admission
 
     calls = []
-    real = write_gateway.prepare
+    real = batch_admission.prepare
 
     def counting(request, policy, now):
         calls.append(request.content)
         return real(request, policy, now)
 
-    monkeypatch.setattr(write_gateway, "prepare", counting)
+    monkeypatch.setattr(batch_admission, "prepare", counting)
     contents = [
         "Walked through the SSO setup with the admin.",
         "The invoice export failed for the EMEA entity.",

@@ -31,6 +31,7 @@ def loaded_after_import(function: str, modules: list[str]) -> dict[str, bool]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.process  # a fresh interpreter
 def test_given_tracing_off_when_the_health_handler_is_imported_then_xray_openapi_and_jwt_stay_unloaded():
     # When a fresh process imports the health handler where nothing is traced
     loaded = loaded_after_import("health", ["aws_xray_sdk.core", "agent_memory.api.openapi", "jwt"])
@@ -38,6 +39,7 @@ def test_given_tracing_off_when_the_health_handler_is_imported_then_xray_openapi
     assert loaded == {"aws_xray_sdk.core": False, "agent_memory.api.openapi": False, "jwt": False}
 
 
+@pytest.mark.process  # a fresh interpreter
 def test_given_no_secret_arn_when_the_authorizer_is_imported_then_boto3_stays_unloaded():
     # When a fresh process imports the authorizer
     loaded = loaded_after_import("authorizer", ["boto3", "aws_xray_sdk.core"])
@@ -63,6 +65,7 @@ def test_given_tracing_off_when_a_traced_handler_runs_then_it_returns_and_raises
         fails({}, None)
 
 
+@pytest.mark.process  # a fresh interpreter
 def test_given_a_traced_lambda_function_when_observability_loads_then_the_tracer_records_to_xray():
     # Given the environment of a Lambda function with tracing on (the stack's active tracing)
     env = {k: v for k, v in os.environ.items() if not k.startswith("POWERTOOLS_")}

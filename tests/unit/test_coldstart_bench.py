@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memory_bench.cli import main
 from memory_bench.coldstart import parse_importtime, top_modules
 
 
+@pytest.mark.process  # a fresh interpreter per handler
 def test_given_two_handlers_when_coldstart_runs_once_then_each_is_reported_beside_the_floor(tmp_path, capsys):
     # When the benchmark runs one counted process for the health and retrieve handlers
     out = tmp_path / "coldstart.json"

@@ -11,6 +11,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.process  # runs the figure script
 @pytest.mark.parametrize("script", ["plots.py", "diagrams.py"])
 def test_given_a_docs_figure_script_when_run_into_a_folder_then_every_image_it_names_is_a_png_there(
     script: str, tmp_path: Path

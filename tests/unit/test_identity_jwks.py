@@ -21,9 +21,9 @@ from agent_memory.api.identity import (
     TokenRefused,
     issue_token,
     principal_from_claims,
-    token_verifier,
 )
 from agent_memory.api.jwks import ClaimMapping, JwksVerifier, claim_at
+from agent_memory.api.verifiers import token_verifier
 from agent_memory.config import Settings
 from agent_memory.domain.enums import Role, Sensitivity
 from agent_memory.domain.errors import ConfigurationError

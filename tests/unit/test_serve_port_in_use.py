@@ -8,7 +8,10 @@ import socket
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.process  # starts `memory serve`
 def test_a_port_in_use_is_one_line_before_anything_is_created(tmp_path):
     # Given something listening on a loopback port, and an empty folder for the server's data
     with socket.socket() as holder:

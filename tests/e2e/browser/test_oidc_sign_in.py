@@ -148,7 +148,7 @@ def provider() -> Iterator[OidcProvider]:
 @pytest.fixture(scope="module")
 def served(container: Any, provider: OidcProvider) -> Iterator[str]:
     """The local front trusting the provider's JWKS, its console configured for the provider."""
-    from agent_memory.api.identity import token_verifier
+    from agent_memory.api.verifiers import token_verifier
     from agent_memory.config import Settings
     from agent_memory.local.server import LocalApi, make_http_server, serve_in_thread
 

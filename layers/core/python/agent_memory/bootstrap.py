@@ -14,6 +14,7 @@ from typing import Any
 from agent_memory.adapters.postgres.database import Database, migrate
 from agent_memory.adapters.postgres.store import PostgresStore
 from agent_memory.config import Settings
+from agent_memory.domain.errors import ConfigurationError
 from agent_memory.domain.screening import use_classifier
 from agent_memory.observability import logger
 from agent_memory.ports.deletion_registry import DeletionRegistry
@@ -224,8 +225,14 @@ def database_url(settings: Settings) -> str:
         return secret_database_url(settings)
     if settings.database_url:
         return settings.database_url
-    from agent_memory.local.embedded import start_embedded_postgres
-
+    try:
+        from agent_memory.local.embedded import start_embedded_postgres
+    except ModuleNotFoundError as exc:  # the Lambda layer ships no local/ (infra/layer.py)
+        if exc.name is None or not exc.name.startswith("agent_memory.local"):
+            raise
+        raise ConfigurationError(
+            "no DATABASE_URL and the embedded PostgreSQL is not installed (`uv sync --extra local`)"
+        ) from exc
     return start_embedded_postgres(settings.resolved_data_dir)
 
 

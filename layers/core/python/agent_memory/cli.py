@@ -43,7 +43,8 @@ def with_local_aws(settings: Settings) -> tuple[Settings, object | None]:
 def cmd_serve(args: argparse.Namespace) -> int:
     import threading
 
-    from agent_memory.api.identity import local_secret, token_verifier
+    from agent_memory.api.identity import local_secret
+    from agent_memory.api.verifiers import token_verifier
     from agent_memory.bootstrap import build_container, replay_deletions, set_container
     from agent_memory.local.discovery import RunningServer, register, unregister
     from agent_memory.local.serve_command import announce, cannot_listen, start_local_workers
@@ -400,12 +401,14 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
 BENCH_MISSING = (
     "memory bench: the benchmarks are a development package (benchmarks/memory_bench in the "
-    "repository) and are not installed here; run it from a checkout after `make install`"
+    "repository) and are not installed here; run it from a checkout after `make install` "
+    "(which also installs them as `memory-bench`)"
 )
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """The benchmarks live outside the product (not in the Lambda layer): loaded only when present."""
+    """The benchmarks live outside the product (benchmarks/, their own `memory-bench` command; not in
+    the wheel or the Lambda layer): handed over to only where they are installed."""
     try:
         from memory_bench.cli import main as bench_main
     except ModuleNotFoundError as exc:

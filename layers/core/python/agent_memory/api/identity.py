@@ -1,6 +1,6 @@
 """Identity: which tokens the service accepts and the caller they name.
 
-Two ways to verify a bearer token, chosen by settings (`token_verifier`):
+Two ways to verify a bearer token, chosen by settings (`api.verifiers.token_verifier`):
 - HS256 with the deployment's secret (local development, `memory token`);
 - RS256/ES256 from an identity provider, checked against its published keys (JWKS) with a
   configured issuer and audience, its claims mapped to tenant, roles, clearance and subjects
@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_memory.domain.enums import Role, Sensitivity
-from agent_memory.domain.errors import ConfigurationError, Unauthenticated, Unavailable
+from agent_memory.domain.errors import Unauthenticated, Unavailable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import jwt
 
-    from agent_memory.config import Settings
 from agent_memory.domain.ids import ID_RULE, valid_id
 from agent_memory.domain.records import Principal
 
@@ -322,19 +321,6 @@ class SecretVerifier:
     def verify(self, token: str) -> dict[str, Any]:
         secret = self._secret() if callable(self._secret) else self._secret
         return verify_token(secret, token)
-
-
-def token_verifier(settings: Settings, secret: str | Callable[[], str] | None = None) -> TokenVerifier:
-    """The verifier the settings ask for: JWKS when `MEMORY_JWT_JWKS_URL` is set (HS256 refused),
-    else HS256 with `secret` (the local or deployment secret). Built once per process: the JWKS
-    verifier holds the issuer's keys between calls."""
-    if settings.jwt_jwks_url:
-        from agent_memory.api.jwks import JwksVerifier
-
-        return JwksVerifier.from_settings(settings)
-    if secret is None:
-        raise ConfigurationError("HS256 tokens need a secret (MEMORY_JWT_SECRET) or MEMORY_JWT_JWKS_URL")
-    return SecretVerifier(secret)
 
 
 def authorizer_context(claims: dict[str, Any]) -> dict[str, str]:

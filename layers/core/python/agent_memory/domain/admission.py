@@ -318,7 +318,7 @@ def _sensitivity(
 
 
 # The reasons that describe the slot's active record rather than the candidate: what a writer who
-# may not read that record is never told (services/write_gateway.writer_reply).
+# may not read that record is never told (services/admission_steps.writer_reply).
 RELATIVE_REASONS = frozenset(
     {
         "supersedes_lower_authority",

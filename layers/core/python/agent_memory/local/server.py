@@ -71,7 +71,7 @@ def api_gateway_event(
 
 
 class LocalApi:
-    """`verifier`: how bearer tokens are checked (`identity.token_verifier`: a JWKS when
+    """`verifier`: how bearer tokens are checked (`verifiers.token_verifier`: a JWKS when
     configured); without one, HS256 with `jwt_secret`, the local development secret."""
 
     def __init__(self, jwt_secret: str, max_body_bytes: int, verifier: TokenVerifier | None = None) -> None:

@@ -10,16 +10,35 @@ value (a record, an event, a reply), never an untyped row.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from agent_memory.domain.decision import AdmissionContext
 from agent_memory.domain.records import AuditEvent, MemoryRecord
 
-if TYPE_CHECKING:
-    from agent_memory.ports.store import IdempotentReply, NewEvent
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An audit event to append to the tenant's chain (`AuditLog.append_events`)."""
+
+    event_type: str
+    actor: str
+    memory_id: str | None = None
+    subject_id: str | None = None
+    reason: str | None = None
+    payload: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class IdempotentReply:
+    """The reply saved under an idempotency key: what its caller was answered."""
+
+    fingerprint: str
+    response: dict[str, Any]
+    status: int
 
 
 class AdmissionRepository(Protocol):

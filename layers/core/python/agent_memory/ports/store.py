@@ -15,7 +15,7 @@ import numpy as np
 from agent_memory.domain.decision import AdmissionContext
 from agent_memory.domain.ranking import CandidateFacts
 from agent_memory.domain.records import AuditEvent, MemoryRecord, RetrievedMemory, Source
-from agent_memory.ports.repositories import TombstoneRepository, WriteRepositories
+from agent_memory.ports.repositories import IdempotentReply, NewEvent, TombstoneRepository, WriteRepositories
 from agent_memory.ports.rows import (
     DeletedRecord,
     DuplicateGroup,
@@ -35,16 +35,6 @@ from agent_memory.ports.rows import (
     SubjectSessionRow,
     UnfinishedSession,
 )
-
-
-@dataclass(frozen=True)
-class NewEvent:
-    event_type: str
-    actor: str
-    memory_id: str | None = None
-    subject_id: str | None = None
-    reason: str | None = None
-    payload: dict[str, Any] | None = None
 
 
 @dataclass(kw_only=True)
@@ -108,13 +98,6 @@ class WorkingSessionState:
     erasing: bool  # an erasure of the subject is running
     items: int  # live values besides the key being written
     bytes: int  # and their size
-
-
-@dataclass(frozen=True)
-class IdempotentReply:
-    fingerprint: str
-    response: dict[str, Any]
-    status: int
 
 
 class RetrievalReader(Protocol):

@@ -25,7 +25,7 @@ index and field), and a database error anywhere rolls it all back.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import numpy as np
 
@@ -33,17 +33,15 @@ from agent_memory.domain.admission import Classified
 from agent_memory.domain.enums import Decision, Role
 from agent_memory.domain.errors import Conflict, DomainError, InvalidRequest, PayloadTooLarge
 from agent_memory.domain.hashing import content_hash, request_fingerprint
+from agent_memory.domain.policy import PolicyProfile
 from agent_memory.domain.records import MemoryWrite, Principal, WriteResult
 from agent_memory.domain.sentences import split_sentences
 from agent_memory.observability import logger
 from agent_memory.ports.batch import BatchTenantSession
 from agent_memory.ports.store import RetryableConflict
+from agent_memory.services.admission_steps import Admitter, ReadyWrite, prepare, wants_vector
 from agent_memory.services.authorization import require_mutation, require_source_assertion
 from agent_memory.services.batch_run import BatchRun
-
-if TYPE_CHECKING:
-    from agent_memory.domain.policy import PolicyProfile
-    from agent_memory.services.write_gateway import WriteGateway, _ReadyWrite
 
 MAX_BATCH = 1000  # candidates per call (a route or an import chunks above it)
 MAX_ATTEMPTS = 4
@@ -56,7 +54,7 @@ def refused_at(exc: DomainError, index: int, prefix: str) -> DomainError:
 
 
 def admit_batch(
-    gateway: WriteGateway,
+    gateway: Admitter,
     principal: Principal,
     requests: Sequence[MemoryWrite],
     *,
@@ -71,8 +69,6 @@ def admit_batch(
     the missing ones are embedded in one call first. A malformed candidate raises its 4xx error
     naming `field_prefix[index].field` (unchanged with `field_prefix=None`) and nothing is written;
     with `refuse_invalid` it comes back as a refused result instead and the others go ahead."""
-    from agent_memory.services.write_gateway import prepare
-
     if len(requests) > MAX_BATCH:
         raise PayloadTooLarge(f"at most {MAX_BATCH} memories per batch", field=field_prefix or "memories")
     require_mutation(principal, Role.AGENT, Role.INTEGRATION, action="write memories")
@@ -114,7 +110,7 @@ def admit_batch(
 
 
 def _within_quotas(
-    gateway: WriteGateway,
+    gateway: Admitter,
     principal: Principal,
     policy: PolicyProfile,
     prepared: list[tuple[int, MemoryWrite, Classified]],
@@ -146,14 +142,12 @@ def _within_quotas(
 def _ready(
     prepared: list[tuple[int, MemoryWrite, Classified]],
     vectors: dict[int, tuple[np.ndarray | None, np.ndarray | None]],
-) -> list[tuple[int, _ReadyWrite]]:
+) -> list[tuple[int, ReadyWrite]]:
     """Each prepared candidate hashed, fingerprinted and with its vectors (or marked pending)."""
-    from agent_memory.services.write_gateway import _ReadyWrite, _wants_vector
-
     return [
         (
             i,
-            _ReadyWrite(
+            ReadyWrite(
                 clean=clean,
                 candidate=candidate,
                 content_hash=content_hash(
@@ -162,7 +156,7 @@ def _ready(
                 fingerprint=request_fingerprint(clean.model_dump(mode="json")),
                 embedding=vectors[i][0],
                 sentence_embeddings=vectors[i][1],
-                embedding_pending=_wants_vector(candidate) and vectors[i][0] is None,
+                embedding_pending=wants_vector(candidate) and vectors[i][0] is None,
             ),
         )
         for i, clean, candidate in prepared
@@ -170,9 +164,9 @@ def _ready(
 
 
 def _admit_in_transaction(
-    gateway: WriteGateway,
+    gateway: Admitter,
     principal: Principal,
-    ready: list[tuple[int, _ReadyWrite]],
+    ready: list[tuple[int, ReadyWrite]],
     near: float,
     field_prefix: str | None,
 ) -> tuple[list[WriteResult], BatchRun]:
@@ -194,21 +188,19 @@ def _admit_in_transaction(
 
 
 def _vectors(
-    gateway: WriteGateway,
+    gateway: Admitter,
     prepared: list[tuple[int, MemoryWrite, Classified]],
     embeddings: Sequence[np.ndarray | None] | None,
     sentence_embeddings: Sequence[np.ndarray | None] | None,
 ) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
     """Each candidate's vector and sentence vectors: given, or embedded in one call for the
     candidates that want one and have none (an embedder failure defers their indexing)."""
-    from agent_memory.services.write_gateway import _wants_vector
-
     out: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}
     missing: list[tuple[int, str]] = []
     for i, clean, candidate in prepared:
         whole = embeddings[i] if embeddings is not None else None
         sentences = sentence_embeddings[i] if sentence_embeddings is not None else None
-        if whole is None and _wants_vector(candidate):
+        if whole is None and wants_vector(candidate):
             missing.append((i, clean.content))
         out[i] = (whole, sentences)
     if not missing:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,9 +16,15 @@ from agent_memory.domain.errors import Conflict
 from agent_memory.domain.records import MemoryRecord, Principal, WriteResult, new_id
 from agent_memory.ports.batch import BatchTenantSession, ContextQuery, PrefetchedContext
 from agent_memory.ports.store import IdempotentReply, NewEvent
-
-if TYPE_CHECKING:
-    from agent_memory.services.write_gateway import WriteGateway, _ReadyWrite
+from agent_memory.services.admission_steps import (
+    Admitter,
+    ReadyWrite,
+    build_record,
+    persistable_reply,
+    read_admission_context,
+    replay_of,
+    writer_reply,
+)
 
 
 def _keys(subject_id: str, memory_type: str, slot: str | None, chash: str) -> set[tuple[str, ...]]:
@@ -89,7 +94,7 @@ class BatchRun:
     """One attempt at one batch, inside its transaction."""
 
     def __init__(
-        self, gateway: WriteGateway, session: BatchTenantSession, principal: Principal, near: float
+        self, gateway: Admitter, session: BatchTenantSession, principal: Principal, near: float
     ) -> None:
         self.gateway = gateway
         self.session = session
@@ -111,7 +116,7 @@ class BatchRun:
         self.flushes = 0
         self.position = 0  # the candidate being decided
 
-    def admit(self, batch: list[_ReadyWrite]) -> list[WriteResult]:
+    def admit(self, batch: list[ReadyWrite]) -> list[WriteResult]:
         s = self.session
         s.lock_batch(
             [r.clean.subject_id for r in batch],
@@ -140,9 +145,7 @@ class BatchRun:
         s.save_idempotent_replies(self.replies)
         return results
 
-    def _admit_one(self, ready: _ReadyWrite, prefetched: PrefetchedContext) -> WriteResult:
-        from agent_memory.services.write_gateway import _persistable_reply, _replay_of, writer_reply
-
+    def _admit_one(self, ready: ReadyWrite, prefetched: PrefetchedContext) -> WriteResult:
         key = ready.clean.idempotency_key
         if key and key in self.saved:
             prior = self.saved[key]
@@ -150,7 +153,7 @@ class BatchRun:
                 raise Conflict(
                     "idempotency_key was already used for a different request", field="idempotency_key"
                 )
-            return _replay_of(self.principal, prior)
+            return replay_of(self.principal, prior)
         context = self._context(ready, prefetched)
         now = self.gateway.clock()
         record_id = new_id("mem")
@@ -158,7 +161,7 @@ class BatchRun:
         verdict = decide(candidate, context)
         record = verdict.duplicate
         if verdict.writes_record:
-            record = self.gateway._build_record(self.principal, ready, verdict, record_id, now)
+            record = build_record(self.principal, ready, verdict, record_id, now, self.gateway.embedder.name)
             self._persist(ready, verdict.supersedes, verdict.contests, verdict.keep_vector, record, now)
         subject_id = ready.clean.subject_id
         self.events.extend(
@@ -167,12 +170,12 @@ class BatchRun:
         )
         result = writer_reply(self.principal, verdict, record)
         if key:
-            reply = _persistable_reply(ready.fingerprint, result)
+            reply = persistable_reply(ready.fingerprint, result)
             self.saved[key] = reply
             self.replies.append((key, reply, record.id if record else None, subject_id))
         return result
 
-    def _context(self, ready: _ReadyWrite, prefetched: PrefetchedContext) -> AdmissionContext:
+    def _context(self, ready: ReadyWrite, prefetched: PrefetchedContext) -> AdmissionContext:
         """The batch's first read brought up to date with the batch's own writes, or (where that
         is not certain) read again after writing what is pending, as the single write reads it."""
         clean, candidate = ready.clean, ready.candidate
@@ -190,7 +193,7 @@ class BatchRun:
             return self._reread(ready)
         return replace(context, near_duplicate=near)
 
-    def _overlaid(self, ready: _ReadyWrite, before: AdmissionContext) -> AdmissionContext | None:
+    def _overlaid(self, ready: ReadyWrite, before: AdmissionContext) -> AdmissionContext | None:
         """The active record of the slot and the first live record with the same content, as the
         store holds them now; None when the batch's state cannot say."""
         clean, slot = ready.clean, ready.candidate.slot
@@ -214,7 +217,7 @@ class BatchRun:
             )
         return replace(before, active=active, duplicate=duplicate, near_duplicate=None)
 
-    def _nearest(self, ready: _ReadyWrite, prefetched: PrefetchedContext) -> MemoryRecord | _Unsure | None:
+    def _nearest(self, ready: ReadyWrite, prefetched: PrefetchedContext) -> MemoryRecord | _Unsure | None:
         """`near_duplicate` over the store's nearest record and the batch's own, or _UNSURE."""
         clean, candidate = ready.clean, ready.candidate
         assert ready.embedding is not None
@@ -240,10 +243,8 @@ class BatchRun:
             return _UNSURE
         return options[0][1] if best >= self.near else None
 
-    def _reread(self, ready: _ReadyWrite) -> AdmissionContext:
+    def _reread(self, ready: ReadyWrite) -> AdmissionContext:
         """Write what is pending, then read the context exactly as a single write reads it."""
-        from agent_memory.services.write_gateway import read_admission_context
-
         self._flush()
         self.rereads += 1
         return read_admission_context(self.session, ready, self.near)
@@ -254,7 +255,7 @@ class BatchRun:
 
     def _persist(
         self,
-        ready: _ReadyWrite,
+        ready: ReadyWrite,
         supersedes: MemoryRecord | None,
         contests: MemoryRecord | None,
         keep_vector: bool,

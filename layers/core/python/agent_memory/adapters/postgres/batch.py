@@ -17,6 +17,12 @@ import numpy as np
 from psycopg.types.json import Jsonb
 
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT
+from agent_memory.adapters.postgres.record_rows import (
+    INSERT_RECORD,
+    RECORD_COLUMNS,
+    record_params,
+    row_to_record,
+)
 from agent_memory.domain.decision import AdmissionContext
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports.batch import ContextQuery, PrefetchedContext
@@ -125,8 +131,6 @@ class BatchAdmissionQueries:
         ]
 
     def records_by_id(self, memory_ids: set[str]) -> dict[str, MemoryRecord]:
-        from agent_memory.adapters.postgres.store import RECORD_COLUMNS, row_to_record
-
         if not memory_ids:
             return {}
         rows = self.conn.execute(
@@ -160,8 +164,6 @@ class BatchAdmissionQueries:
         """What `_persist` writes for several decided records, one statement per kind: the versions
         they supersede closed first (the one-active-per-slot index), then the records and their
         sentence vectors. (Contested markers: `mark_contested`, which takes many ids already.)"""
-        from agent_memory.adapters.postgres.store import _INSERT_RECORD, record_params
-
         with self.conn.cursor() as cur:
             if supersessions:
                 cur.executemany(
@@ -172,7 +174,7 @@ class BatchAdmissionQueries:
                 )
             if records:
                 # Vectors in binary: their text form costs more to write than the rest of the row.
-                insert = _INSERT_RECORD.replace("%(embedding)s", "%(embedding)b")
+                insert = INSERT_RECORD.replace("%(embedding)s", "%(embedding)b")
                 cur.executemany(insert, [record_params(r, e) for r, e in records])
         rows = [
             (self.tenant_id, memory_id, subject_id, pos, v)

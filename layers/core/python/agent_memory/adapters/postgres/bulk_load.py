@@ -5,7 +5,7 @@ nothing is decided here (no admission, screening, dedupe or supersession), so th
 already be what the gateway would have stored; `MemoryRecord` validates each one.
 
 Each row gets every column the normal insert (`PostgresTenantSession.insert_record`) fills, from
-the same conversion (`store.record_params`): the record's fields, `authority_rank` and
+the same conversion (`record_rows.record_params`): the record's fields, `authority_rank` and
 `sensitivity_rank`, the embedding. `content_tsv` is a generated column: PostgreSQL computes it
 during the COPY. Triggers stay enabled, so `memory_lineage` is filled by its trigger as for any
 insert, and a memory's sentence vectors are checked against their memory.
@@ -34,7 +34,8 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 
-from agent_memory.adapters.postgres.store import INSERT_COLUMNS, PostgresTenantSession, record_params
+from agent_memory.adapters.postgres.record_rows import INSERT_COLUMNS, record_params
+from agent_memory.adapters.postgres.store import PostgresTenantSession
 from agent_memory.domain.enums import EventType
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports.store import NewEvent

@@ -22,6 +22,7 @@ from psycopg.pq import Format
 from psycopg.rows import DictRow, tuple_row
 from psycopg.types.json import Jsonb
 
+from agent_memory.adapters.postgres.record_rows import RECORD_COLUMNS
 from agent_memory.adapters.postgres.tsvector import LexemeCounter
 from agent_memory.adapters.postgres.type_sql import shared_knowledge_predicate
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
@@ -68,8 +69,6 @@ def candidates_query() -> str:
 def _record_json() -> str:
     """A whole record as one JSON text, validated by pydantic in one pass (the tenant-wide search):
     this decodes faster than forty typed columns (docs/benchmarks.md)."""
-    from agent_memory.adapters.postgres.store import RECORD_COLUMNS  # store.py mixes this module in
-
     fields = [c.strip() for c in RECORD_COLUMNS.split(",")]
     return "json_build_object(" + ", ".join(f"'{c}', r.{c}" for c in fields) + ")::text"
 

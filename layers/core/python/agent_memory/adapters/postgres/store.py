@@ -17,6 +17,12 @@ from agent_memory.adapters.postgres.batch import BatchAdmissionQueries
 from agent_memory.adapters.postgres.contested import ContestedQueries
 from agent_memory.adapters.postgres.database import REQUEST_BINDING, Database, _RequestBinding
 from agent_memory.adapters.postgres.lifecycle import NOT_CLOSED_COMMITMENT, LifecycleQueries
+from agent_memory.adapters.postgres.record_rows import (
+    INSERT_RECORD,
+    RECORD_COLUMNS,
+    record_params,
+    row_to_record,
+)
 from agent_memory.adapters.postgres.refusals import RefusalQueries
 from agent_memory.adapters.postgres.retrieval import PostgresRetrievalReader, RetrievalQueries
 from agent_memory.adapters.postgres.sessions import SessionQueries
@@ -24,7 +30,7 @@ from agent_memory.adapters.postgres.stats import StatsQueries
 from agent_memory.adapters.postgres.subject_data import SubjectDataQueries
 from agent_memory.adapters.postgres.ticket_scope import TicketScopeQueries
 from agent_memory.adapters.postgres.working import WorkingMemoryQueries
-from agent_memory.domain.enums import Authority, Sensitivity
+from agent_memory.domain.enums import Authority
 from agent_memory.domain.errors import OUTSIDE_BINDING, Forbidden
 from agent_memory.domain.records import MemoryRecord
 from agent_memory.ports.store import (
@@ -33,47 +39,6 @@ from agent_memory.ports.store import (
     RetryableConflict,
 )
 from agent_memory.request_scope import bound_subjects
-
-RECORD_COLUMNS = (
-    "id, tenant_id, subject_id, scope, ticket_id, session_id, type, category, slot, content, value, source, "
-    "extractor, extractor_version, actor, authority, confidence, confidence_basis, importance, sensitivity, "
-    "status, flags, reasons, created_at, effective_at, valid_to, last_validated_at, expires_at, legal_hold, "
-    "version, supersedes_id, superseded_by_id, superseded_at, verified_by, verified_at, evidence_ref, "
-    "lineage_keys, content_hash, embedding_model, needs_revalidation"
-)
-_FIELDS = [c.strip() for c in RECORD_COLUMNS.split(",")]
-
-
-_REAL_FIELDS = ("confidence", "importance")  # float4 columns: binary results carry float4 noise
-
-
-# What a stored record's row holds besides its fields: the ranks the queries filter and order by,
-# and the vector. The normal insert and the bulk load (bulk_load.py) both write exactly these.
-INSERT_COLUMNS = (*_FIELDS, "authority_rank", "sensitivity_rank", "embedding")
-_INSERT_RECORD = (
-    f"INSERT INTO memory_records ({', '.join(INSERT_COLUMNS)})"
-    f" VALUES ({', '.join('%(' + c + ')s' for c in INSERT_COLUMNS)})"
-)
-
-
-def record_params(record: MemoryRecord, embedding: np.ndarray | None) -> dict[str, Any]:
-    """The values of INSERT_COLUMNS (and more) for one record, adapted for psycopg."""
-    d = record.model_dump(mode="python")
-    d["value"] = Jsonb(d["value"])
-    d["source"] = Jsonb(record.source.model_dump(mode="json", exclude_none=True))
-    d["authority_rank"] = Authority(record.authority).rank
-    d["sensitivity_rank"] = Sensitivity(record.sensitivity).rank
-    d["embedding"] = embedding
-    for k in ("type", "scope", "authority", "sensitivity", "status"):
-        d[k] = str(d[k])
-    return d
-
-
-def row_to_record(row: dict[str, Any]) -> MemoryRecord:
-    data = {k: row[k] for k in _FIELDS}
-    for k in _REAL_FIELDS:
-        data[k] = round(float(data[k]), 6)
-    return MemoryRecord.model_validate(data)
 
 
 class PostgresTenantSession(
@@ -196,7 +161,7 @@ class PostgresTenantSession(
 
     # -- records ---------------------------------------------------------------
     def insert_record(self, record: MemoryRecord, embedding: np.ndarray | None) -> None:
-        self.conn.execute(_INSERT_RECORD, record_params(record, embedding))
+        self.conn.execute(INSERT_RECORD, record_params(record, embedding))
 
     def insert_sentences(self, memory_id: str, subject_id: str, embeddings: np.ndarray) -> None:
         with self.conn.cursor() as cur:
