@@ -88,6 +88,7 @@ def run(
         evidence_keyword: list[float] = []
         best: list[float] = []
         other: list[float] = []
+        other_keyword: list[float] = []
         unrelated: list[float] = []
         unrelated_keyword: list[float] = []
         for i, q in enumerate(questions):
@@ -105,6 +106,7 @@ def run(
             if found:
                 best.append(max(sim for sim, _ in found))
             other += [sim for sid, text, sim, _ in own if (sid, text) not in gold]
+            other_keyword += [sim for sid, text, sim, kw in own if kw and (sid, text) not in gold]
             neighbour = questions[(i + 1) % len(questions)]
             theirs = _dense(
                 _candidates(container, f"q-{neighbour['question_id']}", vectors[i], q["question"], now)
@@ -113,8 +115,9 @@ def run(
             unrelated_keyword += [sim for _, _, sim, kw in theirs if kw]
     finally:
         container.close()
-    ev, ek, be, ot, un, uk = (
-        np.array(x) for x in (evidence, evidence_keyword, best, other, unrelated, unrelated_keyword)
+    ev, ek, be, ot, ok, un, uk = (
+        np.array(x)
+        for x in (evidence, evidence_keyword, best, other, other_keyword, unrelated, unrelated_keyword)
     )
     floor = round(float(np.quantile(ot, reject)), 2)
     bar = min(floor, round(float(np.quantile(uk, keyword_reject)), 2))
@@ -151,6 +154,12 @@ def run(
             "keyword_bar_evidence_sharing_a_word_kept": round(float(np.mean(ek >= bar)), 3),
             "evidence_sharing_a_word_below_the_floor": int(np.sum(ek < floor)),
             # what the broker serves: above the floor, or sharing a word and above the keyword bar
+            "other_turns_rejected_with_keyword_lift": round(
+                1 - float((np.sum(ot >= floor) + np.sum((ok >= bar) & (ok < floor))) / len(ot)), 3
+            ),
+            "unrelated_rejected_with_keyword_lift": round(
+                1 - float((np.sum(un >= floor) + np.sum((uk >= bar) & (uk < floor))) / len(un)), 3
+            ),
             "evidence_kept_with_keyword_lift": round(
                 float((np.sum(ev >= floor) + np.sum((ek >= bar) & (ek < floor))) / len(ev)), 3
             ),
