@@ -25,7 +25,7 @@ class Selection:
     not_relevant: dict[str, int]
 
 
-# Why a memory was not relevant to the query, whatever the detail (`Selection.not_relevant`).
+# The `excluded` reason of a memory not relevant to the query (why, in `Selection.not_relevant`).
 BELOW_THRESHOLD = "below_threshold"
 
 
