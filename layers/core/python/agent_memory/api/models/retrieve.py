@@ -131,7 +131,7 @@ class RetrieveResponse(ResponseModel):
                         }
                     ],
                     "excluded": {"below_threshold": 3, "budget": 1},
-                    "relevance_floor": 0.28,
+                    "relevance_floor": 0.29,
                     "keyword_bar": 0.2,
                     "relevance_excluded": {"below_similarity_floor": 2, "keyword_only_below_bar": 1},
                     "tokens": 412,
