@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from agent_memory_client import MemoryApiError, MemoryClient, MemoryTransportError
 from agent_memory_client import models as m
 
+CONTACT_CHANNEL = "preference.contact_channel"
 FIRST_CONVERSATION = [
     "Hi, this is Dana at Northwind. I prefer email communication, please don't call me.",
     "Your sales rep said we could get a 15% discount on the renewal. Can you confirm?",
@@ -60,7 +61,7 @@ class ScriptedModel:
                 parts.append(f"On file: {commitments[0].content}")
             else:
                 parts.append("I'll send the renewal quote by Friday.")
-        channel = known.get("preference.contact_channel")
+        channel = known.get(CONTACT_CHANNEL)
         if channel is not None:
             parts.append(f"We'll keep to your preference ({channel.content.rstrip('.')}).")
         if not parts:
@@ -76,7 +77,10 @@ def converse(
     """One conversation: recall before each answer; returns the transcript."""
     turns: list[m.Turn] = []
     for customer in lines:
-        recalled = memory.retrieve(subject, customer, session_id=session)
+        # The copilot always keeps to the customer's contact channel, so it asks for that slot by
+        # name: a slot named is served whatever the turn says ("how will you send me the quote" is
+        # not, to the embedder, close enough to "I prefer email" to pass the relevance floor).
+        recalled = memory.retrieve(subject, customer, session_id=session, slots=[CONTACT_CHANNEL])
         waiting = memory.list_memories(subject, status="pending_approval").memories
         answer = model.reply(customer, recalled, waiting)
         print(f"  customer: {customer}")

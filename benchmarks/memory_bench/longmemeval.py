@@ -5,8 +5,8 @@ episodic memories (dated by their session) under the `benchmark` policy (no
 TTLs: the dates are years old), then the question is asked as of its
 question_date. Scoring follows the data's README: skip `_abs` questions; turn
 gold = user turns with has_answer; session gold = answer_session_ids;
-recall_all@k, ndcg_any@k, and knowledge-update ordering (newer evidence above
-older). Any file of the same format works (`--data`).
+recall_all@k (every gold item in the first k), recall_any@k (at least one), ndcg_any@k, and
+knowledge-update ordering (newer evidence above older), overall and per question type. Any file of the same format works (`--data`).
 """
 
 from __future__ import annotations
@@ -55,6 +55,10 @@ def load_questions(path: str | Path) -> Iterator[dict[str, Any]]:
 
 def recall_all(ranked: list[str], gold: set[str], k: int) -> float:
     return 1.0 if gold and gold <= set(ranked[:k]) else 0.0
+
+
+def recall_any(ranked: list[str], gold: set[str], k: int) -> float:
+    return 1.0 if gold & set(ranked[:k]) else 0.0
 
 
 def ndcg_any(ranked: list[str], gold: set[str], k: int) -> float:
@@ -181,6 +185,10 @@ def run(
             "turn_recall_all_at_10": recall_all(ranked_turns, gold_turns, 10) if has_turn_gold else None,
             "session_recall_all_at_5": recall_all(ranked_sessions, gold_sessions, 5),
             "session_recall_all_at_10": recall_all(ranked_sessions, gold_sessions, 10),
+            "turn_recall_any_at_5": recall_any(ranked_turns, gold_turns, 5) if has_turn_gold else None,
+            "turn_recall_any_at_10": recall_any(ranked_turns, gold_turns, 10) if has_turn_gold else None,
+            "session_recall_any_at_5": recall_any(ranked_sessions, gold_sessions, 5),
+            "session_recall_any_at_10": recall_any(ranked_sessions, gold_sessions, 10),
             "turn_ndcg_any_at_5": ndcg_any(ranked_turns, gold_turns, 5) if has_turn_gold else None,
             "session_ndcg_any_at_5": ndcg_any(ranked_sessions, gold_sessions, 5),
         }

@@ -335,7 +335,9 @@ scored AS (
 ),
 sectioned AS (  -- every section passes the relevance floor (no slot is asked for by name here)
   SELECT s.*, CASE
-      WHEN NOT (coalesce(s.dense, -1) >= %(floor)s OR s.lexical > 0) THEN NULL
+      WHEN NOT (coalesce(s.dense, -1) >= %(floor)s
+                OR (s.lexical > 0 AND coalesce(s.dense, %(keyword_bar)s) >= %(keyword_bar)s))
+           THEN NULL
       WHEN s.type = 'fact' AND s.authority = ANY(%(verified)s) THEN 'verified_facts'
       WHEN s.authority_rank <= %(claim_rank)s OR s.type = 'sentiment' THEN 'unverified'
       WHEN s.type IN ('episode', 'observation') THEN 'supporting'
@@ -383,8 +385,10 @@ def sql_ranked_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, te
     from agent_memory.domain import ranking
     from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority
     from agent_memory.domain.policy import PROFILES
+    from agent_memory.domain.relevance import relevance_bar
     from agent_memory.services.retrieval import VERIFIED_FACTS_CAP
 
+    bar = relevance_bar("local-minilm-onnx")  # the bench embedder is named like MiniLM
     rows = conn.execute(
         SQL_RANKED_SQL,
         {
@@ -396,7 +400,8 @@ def sql_ranked_call(conn: Any, subject: str, vec: np.ndarray, clearance: int, te
             "clr": clearance,
             "k": PROFILES["crm"].retrieval_top_k,  # the bench's policy
             "verified_cap": VERIFIED_FACTS_CAP,
-            "floor": ranking.DEFAULT_FLOOR,
+            "floor": bar.floor,
+            "keyword_bar": bar.keyword_bar,
             "verified": sorted(a.value for a in VERIFIED_AUTHORITIES),
             "claim_rank": Authority.CUSTOMER_CLAIM.rank,
             "w_lex": ranking.W_LEXICAL,

@@ -344,7 +344,9 @@ def test_system_of_record_down_still_answers_from_memory(container, seeded, http
     sor = HttpSystemOfRecord(httpserver.url_for(""), timeout_s=0.5, cache_seconds=0)
     broker = RetrievalBroker(container.store, container.embedder, container.policies, sor)
     agent = Principal(sub="a", tenant_id="ret", roles=frozenset({Role.AGENT}))
-    result = broker.retrieve(agent, RetrieveRequest(subject_id=SUBJECT, query="What plan tier are they on?"))
+    # a question a memory answers (the plan tier's own memory is the system of record's to confirm)
+    query = "How should we send the renewal paperwork?"
+    result = broker.retrieve(agent, RetrieveRequest(subject_id=SUBJECT, query=query))
     assert result.live_unavailable and result.public_view()["live_unavailable"] is True
     assert result.memories  # still answers from memory
 

@@ -94,3 +94,6 @@ def test_given_an_ingested_haystack_when_asked_with_reuse_then_the_evidence_turn
     # Then nothing was ingested again and the evidence turn and session are in the first five
     assert report["ingested_memories"] == 0 and report["questions_reused_from_data_dir"] == 1
     assert report["turn_recall_all_at_5"] == 1.0 and report["session_recall_all_at_5"] == 1.0
+    # And recall_any is reported beside recall_all, overall and per question type
+    by_type = report["by_type"]["single-session-user"]
+    assert by_type["turn_recall_any_at_10"] == 1.0 and by_type["session_recall_any_at_5"] == 1.0

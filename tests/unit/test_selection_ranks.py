@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from agent_memory.domain.enums import Authority, MemoryType
 from agent_memory.domain.ranking import Candidate, CandidateFacts, rank_candidates
+from agent_memory.domain.relevance import RelevanceBar
 from agent_memory.domain.selection import returned_ranks, select
 
 NOW = datetime(2026, 10, 1, tzinfo=UTC)
@@ -25,7 +26,7 @@ def test_given_an_episode_more_relevant_than_a_fact_when_selected_then_it_is_lis
     floor = candidate("weak", MemoryType.EPISODE, Authority.CUSTOMER_CLAIM, 0.20)
     ranked = rank_candidates([fact, episode, floor], NOW, head=5)
     # When selected, and listed as the answer lists them: section by section
-    chosen = select(ranked, 0.15, 2, 20, lambda c: None)
+    chosen = select(ranked, RelevanceBar(0.15, 0.15), 2, 20, lambda c: None)
     answer = [c.record.id for bucket in chosen.buckets for c in bucket]
     # Then the fact is listed first (the relevant section comes before unverified notes)
     assert answer == ["fact", "episode"]

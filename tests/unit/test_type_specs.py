@@ -23,6 +23,7 @@ from agent_memory.domain.memory_types import (
 from agent_memory.domain.policy import PRESETS, PROFILES, PolicyProfile, guardrail_violations
 from agent_memory.domain.ranking import Candidate, CandidateFacts
 from agent_memory.domain.records import MemoryRecord, Source
+from agent_memory.domain.relevance import RelevanceBar
 from agent_memory.domain.selection import select
 from agent_memory.services.retrieval import VERIFIED_FACTS_CAP, RetrieveRequest
 
@@ -153,7 +154,9 @@ def candidate(memory_type: MemoryType, authority: Authority) -> Candidate:
 
 
 def section_of(c: Candidate) -> str:
-    chosen = select([c], floor=0.1, top_k=5, verified_cap=VERIFIED_FACTS_CAP, stale=lambda _: None)
+    chosen = select(
+        [c], bar=RelevanceBar(0.1, 0.1), top_k=5, verified_cap=VERIFIED_FACTS_CAP, stale=lambda _: None
+    )
     (found,) = [name for name, bucket in zip(SECTIONS, chosen.buckets, strict=True) if bucket]
     return found
 

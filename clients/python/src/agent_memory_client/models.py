@@ -311,6 +311,8 @@ class RetrieveResult(ResponseModel):
     live: list[LiveValue] = Field(default_factory=list)
     excluded: dict[str, int] = Field(default_factory=dict)
     relevance_floor: float | None = None  # the similarity a memory needs to count as relevant
+    keyword_bar: float | None = None  # ...and the similarity one sharing a word with the query needs
+    relevance_excluded: dict[str, int] = Field(default_factory=dict)  # below_threshold, by why
     tokens: int
     max_tokens: int
     working: list[WorkingItem] | None = None

@@ -116,6 +116,10 @@ class PolicyProfile(BaseModel):
     commitment_closed_retention_days: int = Field(default=30, ge=0, le=3650)
     archive_window_days: int = Field(default=30, ge=0, le=3650)
     approval_required_categories: frozenset[str] = frozenset({FactCategory.CONTRACT_COMMERCIAL.value})
+    # Verified facts of these categories are served whatever the query (seed 000: "inject verified
+    # account facts: SLA, tiers, deciders"); every other memory, verified or not, must be relevant to
+    # the query (domain/relevance.py). The preset decides; none by default.
+    mandatory_fact_categories: frozenset[str] = frozenset()
     sor_slot_fields: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_SOR_SLOT_FIELDS))
     category_sensitivity: dict[str, Sensitivity] = Field(
         default_factory=lambda: {
@@ -192,7 +196,7 @@ class PolicyProfile(BaseModel):
         default_factory=lambda: dict(_MASK_EVERY_PERSONAL_CLASS)
     )
 
-    @field_serializer("approval_required_categories", "ticket_resolved_statuses")
+    @field_serializer("approval_required_categories", "mandatory_fact_categories", "ticket_resolved_statuses")
     def _sorted(self, values: frozenset[str]) -> list[str]:
         # a set's order follows the process's string hashing: sorted, the policy reads (and
         # compares) the same in every process
@@ -249,6 +253,14 @@ PROFILES: dict[str, PolicyProfile] = {
     "crm": PolicyProfile(
         name="crm",
         ttl_days={**_COMMON_TTL, MemoryType.EPISODE: 365},
+        # seed 000 MC-RT-01: verified account facts are injected (SLA and terms, tiers, deciders)
+        mandatory_fact_categories=frozenset(
+            {
+                FactCategory.CONTRACT_COMMERCIAL.value,
+                FactCategory.ACCOUNT_PROFILE.value,
+                FactCategory.STAKEHOLDER.value,
+            }
+        ),
         retrieval_max_tokens=6000,
         envelope_tokens=6000,
     ),

@@ -60,14 +60,6 @@ VERIFIED_BOOST = 1.05
 CONFIDENCE_BASE = 0.8
 CONFIDENCE_WEIGHT = 0.2
 
-# Similarity floors per embedding model (docs/rules.md: 0.78 for text-embedding-3-small).
-# MiniLM's floor is calibrated in docs/benchmarks.md (`memory bench floor`).
-SIMILARITY_FLOORS: dict[str, float] = {
-    "openai:text-embedding-3-small": 0.78,
-    "local-minilm-onnx": 0.15,
-}
-DEFAULT_FLOOR = 0.15
-
 # Question filler that carries no topic ("how many weeks ago did I mention..."), as words: matched
 # before stemming, so "currently" is filler while "my current job" keeps its topic word (the stem
 # "current" would conflate them).
@@ -143,6 +135,8 @@ class Ranked(Protocol):
     def slot(self) -> str | None: ...
     @property
     def verified(self) -> bool: ...
+    @property
+    def category(self) -> str | None: ...
 
 
 class CandidateFacts(NamedTuple):
@@ -156,6 +150,7 @@ class CandidateFacts(NamedTuple):
     effective_at: datetime
     session_id: str | None
     slot: str | None
+    category: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -181,10 +176,6 @@ class Candidate:
         if s is None:
             return t
         return s if t is None or s >= t else t
-
-
-def similarity_floor(embedding_model: str) -> float:
-    return SIMILARITY_FLOORS.get(embedding_model, DEFAULT_FLOOR)
 
 
 def recency_weight(memory_type: MemoryType, effective_at: datetime, now: datetime) -> float:
@@ -313,9 +304,3 @@ def names_what_it_names(newer: Candidate, older: Candidate) -> bool:
     that many, as for a query without full-text terms: there the vectors alone decide, as before."""
     missing = sum(1 for term, n in older.term_counts.items() if n and not newer.term_counts.get(term))
     return missing <= SUPERSEDE_MISSING_TERMS
-
-
-def is_relevant(c: Candidate, floor: float) -> bool:
-    """Hybrid admission: above the model's similarity floor, or a full-text match."""
-    dense = c.dense
-    return (dense is not None and dense >= floor) or c.lexical > 0

@@ -1,6 +1,7 @@
 """Which ranked memories one retrieval returns, and in which section (docs/rules.md, Retrieval):
-verified facts first, one version per slot, the relevance floor unless a slot is asked for by name,
-at most top_k across all sections."""
+verified facts first, one version per slot, relevance (domain/relevance.py) unless a slot is asked
+for by name or the policy makes a verified fact's category mandatory, at most top_k across all
+sections."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from dataclasses import dataclass
 
 from agent_memory.domain.enums import Authority
 from agent_memory.domain.memory_types import TYPE_SPECS, commercial_family
-from agent_memory.domain.ranking import Candidate, is_relevant
+from agent_memory.domain.ranking import Candidate
+from agent_memory.domain.relevance import RelevanceBar
 
 Buckets = tuple[list[Candidate], list[Candidate], list[Candidate], list[Candidate]]
 
@@ -19,6 +21,12 @@ Buckets = tuple[list[Candidate], list[Candidate], list[Candidate], list[Candidat
 class Selection:
     buckets: Buckets  # verified facts, relevant, supporting, unverified
     excluded: dict[str, int]
+    # the memories `excluded` counts as below_threshold, by why (relevance.BELOW_SIMILARITY_FLOOR...)
+    not_relevant: dict[str, int]
+
+
+# The `excluded` reason of a memory not relevant to the query (why, in `Selection.not_relevant`).
+BELOW_THRESHOLD = "below_threshold"
 
 
 # Why a verified commercial fact was left out: a newer verified source states its family's truth.
@@ -54,18 +62,21 @@ def family_rivals(ranked: Iterable[Candidate], independent: Collection[str]) -> 
 
 def select(
     ranked: list[Candidate],
-    floor: float,
+    bar: RelevanceBar,
     top_k: int,
     verified_cap: int,
     stale: Callable[[Candidate], str | None],
     named_slots: frozenset[str] = frozenset(),
+    mandatory_categories: frozenset[str] = frozenset(),
 ) -> Selection:
     """At most `top_k` memories across all sections: verified facts first (at most `verified_cap`),
-    then relevant / supporting / unverified in rank order. Every memory passes the relevance floor
-    unless its slot was asked for by name; one version per slot (the store guarantees it; belt and
-    braces). Live values and working memory are not memories here: they count in the token budget,
-    never in `top_k`."""
+    then relevant / supporting / unverified in rank order. Every memory must be relevant to the
+    query (`bar`), verified facts too, unless its slot was asked for by name or it is a verified
+    fact of a category the policy makes mandatory (seed 000: "inject verified account facts");
+    one version per slot (the store guarantees it; belt and braces). Live values and working
+    memory are not memories here: they count in the token budget, never in `top_k`."""
     excluded: dict[str, int] = {}
+    not_relevant: dict[str, int] = {}
     seen_slots: set[str] = set()
     verified: list[Candidate] = []
     others: list[Candidate] = []
@@ -81,8 +92,13 @@ def select(
                 reason = "duplicate_slot"
             else:
                 seen_slots.add(r.slot)
-        if reason is None and not (is_relevant(c, floor) or (r.slot is not None and r.slot in named_slots)):
-            reason = "below_threshold"
+        if reason is None and not (
+            (r.slot is not None and r.slot in named_slots) or _mandatory(c, mandatory_categories)
+        ):
+            why = bar.exclusion(c.dense, c.lexical > 0)
+            if why is not None:
+                reason = BELOW_THRESHOLD
+                not_relevant[why] = not_relevant.get(why, 0) + 1
         if reason is not None:
             exclude(reason)
         elif TYPE_SPECS[r.type].heads_context_when_verified and r.verified:
@@ -109,7 +125,13 @@ def select(
             supporting.append(c)
         else:
             relevant.append(c)
-    return Selection((verified, relevant, supporting, unverified), excluded)
+    return Selection((verified, relevant, supporting, unverified), excluded, not_relevant)
+
+
+def _mandatory(c: Candidate, categories: frozenset[str]) -> bool:
+    """A verified fact (the verified-facts section's kind) of a category the policy makes mandatory."""
+    r = c.record
+    return r.category in categories and r.verified and TYPE_SPECS[r.type].heads_context_when_verified
 
 
 def named_slots(slots: Iterable[str] | None, query: str) -> frozenset[str]:

@@ -28,8 +28,9 @@ from agent_memory.domain.enums import EventType, MemoryType, Role
 from agent_memory.domain.errors import InvalidRequest, PayloadTooLarge, Unavailable
 from agent_memory.domain.freshness import FreshnessDecisions, FreshnessGate
 from agent_memory.domain.policy import PolicyProfile
-from agent_memory.domain.ranking import Candidate, rank_candidates, similarity_floor, topical_query
+from agent_memory.domain.ranking import Candidate, rank_candidates, topical_query
 from agent_memory.domain.records import MemoryRecord, Principal, RetrievedMemory, utcnow
+from agent_memory.domain.relevance import relevance_bar
 from agent_memory.domain.selection import (
     FAMILY_SUPERSEDED,
     commercial_candidates,
@@ -102,6 +103,7 @@ class _Turn:
     stages: StageClock
     # verified commercial facts a newer source of their family outstates (never two truths of one)
     family_rivals: set[str]
+    mandatory_categories: frozenset[str]  # the policy's: verified facts served whatever the query
 
     @property
     def asks_system_of_record(self) -> bool:
@@ -171,7 +173,17 @@ class RetrievalBroker:
             with stages.stage("rank"):
                 ranking = self._rank(rows, policy, top_k, now)
                 rivals = _family_rivals(ranking, reader)
-            turn = _Turn(principal, request, top_k, max_tokens, ranking, working, stages, rivals)
+            turn = _Turn(
+                principal,
+                request,
+                top_k,
+                max_tokens,
+                ranking,
+                working,
+                stages,
+                rivals,
+                policy.mandatory_fact_categories,
+            )
             # Records that may have come due for revalidation since the nightly run (rare: that
             # run flags them); they are flagged below, with no statement when there are none.
             maybe_due = _maybe_due(turn.ranking, policy, now)
@@ -215,7 +227,7 @@ class RetrievalBroker:
         vector = query_embedding if query_embedding is not None else self._embed(request.query)
         if vector is None:
             raise Unavailable("the embedder is unavailable; tenant-wide search needs the query's vector")
-        floor = similarity_floor(self.embedder.name)
+        floor = relevance_bar(self.embedder.name).floor
         now = self.clock()
         with self.store.tenant(principal.tenant_id, reuse_plans=True) as session:
             hits = [
@@ -266,18 +278,19 @@ class RetrievalBroker:
         request, ranking = turn.request, turn.ranking
         gate = FreshnessGate(ranking.owned, live.values)
         shown = _Shown(ranking.row_of, gate)
-        floor = similarity_floor(self.embedder.name)
+        bar = relevance_bar(self.embedder.name)
 
         def exclusion(c: Candidate) -> str | None:
             return FAMILY_SUPERSEDED if c.record.id in turn.family_rivals else shown.exclusion(c)
 
         chosen = select(
             ranking.ranked,
-            floor,
+            bar,
             turn.top_k,
             VERIFIED_FACTS_CAP,
             exclusion,
             named_slots(request.slots, request.query),
+            turn.mandatory_categories,
         )
         excluded = dict(chosen.excluded)
         if live.withheld:
@@ -313,7 +326,9 @@ class RetrievalBroker:
             ticket_unavailable=live.ticket_unavailable,
             ticket_not_found=live.ticket_not_found,
             candidates=ranking.candidates,
-            relevance_floor=round(floor, 4),
+            relevance_floor=round(bar.floor, 4),
+            keyword_bar=round(bar.keyword_bar, 4),
+            relevance_excluded=chosen.not_relevant,
             working=(
                 [working_view(w) for w in turn.working if f"working:{w.key}" in kept]
                 if request.session_id
@@ -409,6 +424,7 @@ def _log_access(session: RetrievalReader, turn: _Turn, result: Retrieval) -> Non
         memory_ids=[m["id"] for m in result.memories],
         payload={
             "excluded": result.excluded,
+            **({"relevance_excluded": result.relevance_excluded} if result.relevance_excluded else {}),
             "ticket_id": request.ticket_id,
             "live_unavailable": result.live_unavailable,
             "ticket_unavailable": result.ticket_unavailable,

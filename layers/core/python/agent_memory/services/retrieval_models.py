@@ -105,6 +105,8 @@ class Retrieval:
     candidates: int = 0
     working: list[dict[str, Any]] | None = None  # the session's working values shown (session_id given)
     relevance_floor: float | None = None  # the embedder's similarity floor this query was held to
+    keyword_bar: float | None = None  # ...and the similarity a memory sharing a word with it needs
+    relevance_excluded: dict[str, int] | None = None  # excluded["below_threshold"], by why
 
     def public_view(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -118,6 +120,10 @@ class Retrieval:
         }
         if self.relevance_floor is not None:
             out["relevance_floor"] = self.relevance_floor
+        if self.keyword_bar is not None:
+            out["keyword_bar"] = self.keyword_bar
+        if self.relevance_excluded:
+            out["relevance_excluded"] = self.relevance_excluded
         if self.live_unavailable:
             out["live_unavailable"] = True
         if self.ticket_unavailable:

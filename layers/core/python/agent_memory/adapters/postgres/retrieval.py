@@ -182,6 +182,7 @@ def _candidate(row: tuple[Any, ...], counter: LexemeCounter, embedding: np.ndarr
             effective_at,
             session_id,
             slot,
+            category,
         ),
         similarity=similarity,
         lexical=None if lexical is None else float(lexical),

@@ -131,7 +131,9 @@ class RetrieveResponse(ResponseModel):
                         }
                     ],
                     "excluded": {"below_threshold": 3, "budget": 1},
-                    "relevance_floor": 0.3,
+                    "relevance_floor": 0.29,
+                    "keyword_bar": 0.2,
+                    "relevance_excluded": {"below_similarity_floor": 2, "keyword_only_below_bar": 1},
                     "tokens": 412,
                     "max_tokens": 2048,
                 }
@@ -148,7 +150,16 @@ class RetrieveResponse(ResponseModel):
     excluded: dict[str, int] = Field(description="memories left out, counted by reason")
     relevance_floor: float | None = omitted_when_absent(
         "the similarity a memory needs to be relevant to the query (below it and with no word in "
-        "common, it counts as `below_threshold`)"
+        "common, it counts as `below_threshold`); calibrated per embedding model"
+    )
+    keyword_bar: float | None = omitted_when_absent(
+        "the similarity a memory sharing a word with the query needs to be relevant (below it, a "
+        "shared word does not lift the memory: it counts as `below_threshold`)"
+    )
+    relevance_excluded: dict[str, int] | None = omitted_when_absent(
+        "the memories counted as `below_threshold` in `excluded`, by why: `below_similarity_floor` "
+        "(below the floor, no word in common), `keyword_only_below_bar` (a word in common, below "
+        "the keyword bar), `no_vector_no_shared_word` (no vector yet, no word in common)"
     )
     tokens: int
     max_tokens: int
