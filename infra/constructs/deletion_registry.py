@@ -1,5 +1,5 @@
 """The deletion registry's bucket: what was erased or deleted, kept outside Aurora so that a
-restored cluster can be corrected before it serves (seed 002: "restores replay the tombstone
+restored cluster can be corrected before it serves (the product requirements: "restores replay the tombstone
 registry before serving traffic"). Versioned with object lock: an entry, once written, can be
 neither overwritten nor deleted for the retention. It holds ids and keyed digests only."""
 

@@ -1,5 +1,5 @@
 """The deletion registry: what was erased or deleted, kept outside the database so a restore cannot
-bring it back (seed 002: "restores replay the tombstone registry before serving traffic").
+bring it back (the product requirements: "restores replay the tombstone registry before serving traffic").
 
 An entry names an erasure or a single memory's deletion by ids and digests only: the tenant, the
 erasure or memory id, and the subject as a keyed digest (a subject id may be personal data, and an

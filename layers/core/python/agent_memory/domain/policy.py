@@ -116,7 +116,7 @@ class PolicyProfile(BaseModel):
     commitment_closed_retention_days: int = Field(default=30, ge=0, le=3650)
     archive_window_days: int = Field(default=30, ge=0, le=3650)
     approval_required_categories: frozenset[str] = frozenset({FactCategory.CONTRACT_COMMERCIAL.value})
-    # Verified facts of these categories are served whatever the query (seed 000: "inject verified
+    # Verified facts of these categories are served whatever the query (the product requirements: "inject verified
     # account facts: SLA, tiers, deciders"); every other memory, verified or not, must be relevant to
     # the query (domain/relevance.py). The preset decides; none by default.
     mandatory_fact_categories: frozenset[str] = frozenset()
@@ -253,7 +253,7 @@ PROFILES: dict[str, PolicyProfile] = {
     "crm": PolicyProfile(
         name="crm",
         ttl_days={**_COMMON_TTL, MemoryType.EPISODE: 365},
-        # seed 000 MC-RT-01: verified account facts are injected (SLA and terms, tiers, deciders)
+        # MC-RT-01: verified account facts are injected (SLA and terms, tiers, deciders)
         mandatory_fact_categories=frozenset(
             {
                 FactCategory.CONTRACT_COMMERCIAL.value,

@@ -1,4 +1,4 @@
-"""Whether a memory is relevant to a query (POLICY.md, Retrieval; seed 000 MC-RT-01: "select top-5
+"""Whether a memory is relevant to a query (POLICY.md, Retrieval; MC-RT-01: "select top-5
 chunks passing cosine similarity cutoff >= 0.78").
 
 A cosine means something else for every embedding model: 0.78 is the seed's floor for

@@ -72,7 +72,7 @@ def select(
     """At most `top_k` memories across all sections: verified facts first (at most `verified_cap`),
     then relevant / supporting / unverified in rank order. Every memory must be relevant to the
     query (`bar`), verified facts too, unless its slot was asked for by name or it is a verified
-    fact of a category the policy makes mandatory (seed 000: "inject verified account facts");
+    fact of a category the policy makes mandatory (the product requirements: "inject verified account facts");
     one version per slot (the store guarantees it; belt and braces). Live values and working
     memory are not memories here: they count in the token budget, never in `top_k`."""
     excluded: dict[str, int] = {}

@@ -1,4 +1,4 @@
-"""Replaying the deletion registry (seed 002: "restores replay the tombstone registry before
+"""Replaying the deletion registry (the product requirements: "restores replay the tombstone registry before
 serving traffic"; "recovery drills verify that tombstones are honored").
 
 The registry lives outside the database, so a database restored from a backup taken before an
