@@ -31,7 +31,7 @@ import urllib.request
 from concurrent.futures import CancelledError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -45,7 +45,6 @@ MAX_BODY_BYTES = 65_536
 _NOT_FOUND = object()
 _CHUNK = 8192
 Scalar = str | int | float | bool | None
-M = TypeVar("M", bound=BaseModel)
 
 
 class _Outage(SystemOfRecordUnavailable):
@@ -302,7 +301,7 @@ def _segment(value: str) -> str:
     return urllib.parse.quote(value, safe="")
 
 
-def _parse(model: type[M], body: Any) -> M:
+def _parse[M: BaseModel](model: type[M], body: Any) -> M:
     try:
         return model.model_validate(body)
     except ValidationError as exc:
