@@ -148,9 +148,6 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(_WatchedHTTPS, req, context=self._context)  # type: ignore[attr-defined]
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects, _WatchedHTTPHandler, _WatchedHTTPSHandler)
-
-
 class HttpSystemOfRecord:
     name = "http"
 
@@ -175,6 +172,9 @@ class HttpSystemOfRecord:
         # connection), or for as long as a stuck name lookup lasts; the pool bounds how many, and
         # a queued call the caller gave up on is cancelled before it starts.
         self._calls = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="sor-http")
+        # Since Python 3.13 the HTTPS handler builds its TLS context, trusted certificates
+        # included, when it is made: this adapter's are those of its own creation.
+        self._opener = urllib.request.build_opener(_NoRedirects, _WatchedHTTPHandler, _WatchedHTTPSHandler)
 
     def _get(self, path: str) -> Any:
         """The parsed answer, or _NOT_FOUND for a 404, within the timeout in all or not at all."""
@@ -219,7 +219,7 @@ class HttpSystemOfRecord:
         # the watch frees this worker at twice the timeout: after its caller (one timeout) gave up
         _REQUEST.deadline, _REQUEST.watches = time.monotonic() + 2 * self.timeout_s, []
         try:
-            with _OPENER.open(req, timeout=self.timeout_s) as resp:
+            with self._opener.open(req, timeout=self.timeout_s) as resp:
                 if resp.status != 200:  # a 3xx the opener did not follow
                     raise SystemOfRecordUnavailable(f"HTTP {resp.status}")
                 body = bytearray()
