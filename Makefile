@@ -1,14 +1,25 @@
 # The README names these targets. Everything installs from the project's own
 # files: uv (bootstrapped from PyPI if missing) and the committed uv.lock.
 SHELL := /bin/bash
-UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+# A `uv` that runs: pyenv puts a `uv` shim on the PATH that fails when the active version (here the
+# one .python-version names) is not the one uv was installed into.
+UV := $(shell uv --version >/dev/null 2>&1 && echo uv || echo "python3 -m uv")
 export UV_LINK_MODE ?= copy
+# The environment runs the Python that .python-version names, the Lambda runtime's (python3.13),
+# from this machine and never one uv downloads. pyenv's interpreter of that version is named
+# directly (its shims answer only for the active version); without pyenv, uv finds python3.13 on
+# the PATH. A .venv made with another Python is replaced on the next `make install`.
+PYTHON_VERSION := $(shell cat .python-version)
+PYENV_PYTHON := $(shell ls -d "$${PYENV_ROOT:-$$HOME/.pyenv}"/versions/$(PYTHON_VERSION).*/bin/python$(PYTHON_VERSION) 2>/dev/null \
+	| grep -E '/versions/[0-9.]+/bin/' | sort -V | tail -n 1)
+export UV_PYTHON ?= $(or $(PYENV_PYTHON),$(PYTHON_VERSION))
+export UV_PYTHON_DOWNLOADS ?= never
 
 .PHONY: install serve test test-fast lint typecheck synth deploy bench clean eval
 
 .PHONY: uv install-runtime
 uv:
-	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv>=0.5"
+	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet "uv>=0.5"
 
 # Everything: the service, its local stack, the dev tools and the CDK toolchain.
 install: uv

@@ -5,9 +5,9 @@ dependencies from `[project].dependencies` in the lock, with the `extractor`
 extra (the offline MiniLM model the default session-close extractor reads) and
 never the `local` extra (no embedded PostgreSQL or moto in Lambda), nor the parts of the core
 package only a laptop or the console's bucket uses (`LAYER_EXCLUDED`). Wheels are
-resolved for the Lambda platform (manylinux2014 x86_64, CPython 3.11) by
-`uv pip install --python-platform`, so building works on any host that
-reaches PyPI. A stamp of the inputs' hash makes a rebuild happen only when
+resolved for the Lambda platform (the python3.13 runtime on Amazon Linux 2023:
+glibc 2.34, x86_64, CPython 3.13) by `uv pip install --python-platform`, so
+building works on any host that reaches PyPI. A stamp of the inputs' hash makes a rebuild happen only when
 the lock, pyproject.toml, the core sources or this builder change.
 
 Two modes:
@@ -35,8 +35,10 @@ BUILD_DIR = REPO / "build" / "lambda-layer"
 STAMP = ".layer-stamp"
 # Bumped when the build recipe changes, so the stamp invalidates old builds.
 RECIPE_VERSION = "5"
-PLATFORM = "x86_64-manylinux2014"
-PYTHON_VERSION = "3.11"
+# The python3.13 runtime runs on Amazon Linux 2023, whose glibc is 2.34: every manylinux wheel up
+# to manylinux_2_34 loads there. The functions' runtime in the stack is this version's.
+PLATFORM = "x86_64-manylinux_2_34"
+PYTHON_VERSION = "3.13"
 # The unzipped limit of a function plus all its layers.
 LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
 # Packages that exist only to build or type-check; never needed at run time.
@@ -54,13 +56,9 @@ LAYER_EXCLUDED = ("local", "console/static")
 # inference never imports: 27 MiB the layer does without. `python -m infra.layer` runs the
 # learned extractor on the built layer to show it.
 UNUSED_PACKAGES = ("sympy", "mpmath", "hf_xet")
-# The python3.11 Lambda runtime runs on Amazon Linux 2 (glibc 2.26): numpy >= 2.3
-# ships only manylinux_2_28 wheels, which would not load there. Until pyproject.toml
-# bounds numpy itself, the layer resolves the newest numpy that has manylinux2014 wheels.
-# onnxruntime has had only manylinux_2_28 wheels since 1.17, so the layer takes 1.16, the last
-# with manylinux2014 wheels; it is built against numpy 1.x, so numpy stays below 2 in the layer.
-# The embedder hands it the model with IR version 9 declared (adapters/embedders/onnx_minilm.py).
-LAMBDA_OVERRIDES = ("numpy<2", "onnxruntime<1.17")
+# onnxruntime's C API library (33 MiB), for native programs: the Python binding carries its own
+# copy of the runtime and never loads it (the smoke test below runs without it).
+UNUSED_FILES = ("onnxruntime/capi/libonnxruntime.so.*",)
 
 
 def _files_for_hash() -> list[Path]:
@@ -103,8 +101,14 @@ def runtime_export_command() -> list[str]:
 
 
 def _uv() -> list[str]:
+    """The uv that started this process (`uv run` says which in $UV), else one on the PATH that runs
+    (pyenv's `uv` shim fails when the active Python is not the one uv was installed into)."""
+    if os.environ.get("UV"):
+        return [os.environ["UV"]]
     found = shutil.which("uv")
-    return [found] if found else [sys.executable, "-m", "uv"]
+    if found and subprocess.run([found, "--version"], capture_output=True, check=False).returncode == 0:  # noqa: S603
+        return [found]
+    return [sys.executable, "-m", "uv"]
 
 
 def _run(cmd: list[str]) -> None:
@@ -127,11 +131,14 @@ def _drop_unused(site: Path) -> None:
     for path in site.iterdir():
         if path.name.split("-")[0] in UNUSED_PACKAGES:
             shutil.rmtree(path) if path.is_dir() else path.unlink()
+    for pattern in UNUSED_FILES:
+        for path in site.glob(pattern):
+            path.unlink()
 
 
 def smoke_test(root: Path) -> str:
     """Run the learned extractor on the layer's own packages (the same platform as Lambda's runtime
-    when this host is x86_64 Linux with CPython 3.11): the versions it runs and a label."""
+    when this host is x86_64 Linux with CPython 3.13): the versions it runs and a label."""
     code = (
         "import sys, numpy, onnxruntime\n"
         "from agent_memory.adapters.embedders.onnx_minilm import MiniLMOnnxEmbedder\n"
@@ -145,6 +152,7 @@ def smoke_test(root: Path) -> str:
             sys.executable,
             "-I",
             "-S",
+            "-B",  # no bytecode written into the layer (Lambda's /opt is read-only too)
             "-c",
             f"import sys; sys.path.insert(0, {str(root / 'python')!r})\n{code}",
         ],
@@ -180,8 +188,6 @@ def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
         site = work / "python"
         requirements = work / "requirements.txt"
         _run([*runtime_export_command(), "--output-file", str(requirements)])
-        overrides = work / "overrides.txt"
-        overrides.write_text("\n".join(LAMBDA_OVERRIDES) + "\n")
         _run(
             [
                 *_uv(),
@@ -199,8 +205,6 @@ def build(target: Path = BUILD_DIR, *, force: bool = False) -> Path:
                 str(site),
                 "-r",
                 str(requirements),
-                "--override",
-                str(overrides),
             ]
         )
         copy_core(site / "agent_memory")
@@ -246,7 +250,11 @@ def main() -> int:
     if total >= LAMBDA_UNZIPPED_LIMIT:
         print("error: the layer is over Lambda's unzipped limit", file=sys.stderr)
         return 1
-    if sys.platform == "linux" and os.uname().machine == "x86_64" and sys.version_info[:2] == (3, 11):
+    if (
+        sys.platform == "linux"
+        and os.uname().machine == "x86_64"
+        and f"{sys.version_info.major}.{sys.version_info.minor}" == PYTHON_VERSION
+    ):
         print(f"the learned extractor on the layer's packages: {smoke_test(root)}")
     return 0
 

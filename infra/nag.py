@@ -48,7 +48,7 @@ def add_suppressions(stack: MemoryStack) -> None:
 
 def _functions(stack: MemoryStack) -> None:
     runtime_reason = (
-        "Python 3.11 is the project's runtime (pyproject requires-python <3.12) and the layer is "
+        "Python 3.13 is the project's runtime (pyproject requires-python <3.14) and the layer is "
         "built for it; moving runtimes is a project decision."
     )
     bucket_objects = f"Resource::<{logical_id(stack, stack.pipeline.transcripts_bucket)}.Arn>/*"

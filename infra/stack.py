@@ -51,7 +51,7 @@ class MemoryStack(Stack):
             code=lambda_.Code.from_asset(
                 str(layer_builder.asset_dir(config.layer)), exclude=["**/__pycache__", "**/*.pyc"]
             ),
-            compatible_runtimes=[lambda_.Runtime.PYTHON_3_11],
+            compatible_runtimes=[lambda_.Runtime.PYTHON_3_13],
             compatible_architectures=[lambda_.Architecture.X86_64],
         )
         self.network = Network(self, "Network", config=config)

@@ -185,7 +185,7 @@ class DatabaseMigrations(Construct):
             self,
             "Function",
             description="Applies the Agent Memory schema migrations (custom resource)",
-            runtime=lambda_.Runtime.PYTHON_3_11,
+            runtime=lambda_.Runtime.PYTHON_3_13,
             architecture=lambda_.Architecture.X86_64,
             handler="handler.on_event",
             code=lambda_.Code.from_asset(str(MIGRATE_HANDLER_DIR), exclude=["__pycache__", "*.pyc"]),

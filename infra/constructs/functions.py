@@ -165,7 +165,7 @@ class ServiceFunctions(Construct):
             self,
             cid,
             description=spec.description[:256],
-            runtime=lambda_.Runtime.PYTHON_3_11,
+            runtime=lambda_.Runtime.PYTHON_3_13,
             architecture=lambda_.Architecture.X86_64,
             handler=spec.lambda_handler,
             code=code,

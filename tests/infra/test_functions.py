@@ -87,7 +87,7 @@ def test_every_function_handler_exists_on_disk(spec: FunctionSpec) -> None:
 def test_function_follows_its_spec(synthesized: Any, spec: FunctionSpec) -> None:
     _, function = function_for(synthesized, spec)
     props = function["Properties"]
-    assert props["Runtime"] == "python3.11"
+    assert props["Runtime"] == "python3.13"
     assert props["MemorySize"] == spec.memory_mb
     assert props["Timeout"] == spec.timeout_s
     assert props["TracingConfig"] == {"Mode": "Active"}
@@ -198,3 +198,25 @@ def test_functions_log_only_to_their_own_log_group(synthesized: Any) -> None:
         assert refs_in([s["Resource"] for s in log_statements]) == refs_in(
             function["Properties"]["LoggingConfig"]
         )
+
+
+def test_the_core_layer_and_every_function_that_loads_it_run_the_runtime_it_is_built_for(
+    synthesized: Any,
+) -> None:
+    from infra import layer
+
+    # Given the runtime the layer's wheels are resolved for
+    runtime = f"python{layer.PYTHON_VERSION}"
+    # When the stack's core layer and the functions that load it are read
+    layer_id = synthesized.stack.get_logical_id(synthesized.stack.layer.node.default_child)
+    core_layer = synthesized.resources("AWS::Lambda::LayerVersion")[layer_id]
+    loading = [
+        f["Properties"]
+        for f in synthesized.resources("AWS::Lambda::Function").values()
+        if layer_id in refs_in(f["Properties"].get("Layers", []))
+    ]
+    # Then the layer declares that runtime, and every function with it (the FUNCTIONS rows and the
+    # migrations handler) runs it
+    assert core_layer["Properties"]["CompatibleRuntimes"] == [runtime]
+    assert len(loading) == len(FUNCTIONS) + 1
+    assert {props["Runtime"] for props in loading} == {runtime}

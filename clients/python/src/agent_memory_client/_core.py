@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -18,9 +18,6 @@ from pydantic import BaseModel
 
 from agent_memory_client import models as m
 from agent_memory_client.errors import MemoryApiError, error_class
-
-T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -140,7 +137,7 @@ def encode_path(template: str, values: Mapping[str, str]) -> str:
 
 
 @dataclass(frozen=True)
-class Call(Generic[T]):
+class Call[T]:
     """A request ready to send, and how its answer becomes a `T`."""
 
     route: Route
@@ -151,7 +148,9 @@ class Call(Generic[T]):
     has_body: bool = False
 
 
-def body_of(model: type[M], request: M | Mapping[str, Any] | None, fields: Mapping[str, Any]) -> M:
+def body_of[M: BaseModel](
+    model: type[M], request: M | Mapping[str, Any] | None, fields: Mapping[str, Any]
+) -> M:
     """A request model from a model, a mapping, keyword fields, or a mapping and fields together
     (the keyword fields win); unknown fields are refused here."""
     if isinstance(request, model) and not fields:

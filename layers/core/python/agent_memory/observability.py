@@ -102,13 +102,13 @@ class UntracedProvider(BaseProvider):
     provider stands in and the SDK is never loaded; the decorators behave as they do disabled."""
 
     @contextmanager
-    def in_subsegment(self, name: str | None = None, **kwargs: Any) -> Generator[BaseSegment, None, None]:
+    def in_subsegment(self, name: str | None = None, **kwargs: Any) -> Generator[BaseSegment]:
         yield _UntracedSegment()
 
     @asynccontextmanager
     async def in_subsegment_async(
         self, name: str | None = None, **kwargs: Any
-    ) -> AsyncGenerator[BaseSegment, None]:
+    ) -> AsyncGenerator[BaseSegment]:
         yield _UntracedSegment()
 
     def put_annotation(self, key: str, value: Any) -> None:

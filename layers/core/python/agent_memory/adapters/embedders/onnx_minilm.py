@@ -21,21 +21,9 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MAX_TOKENS = 256
 BATCH = 32
-# The packaged model declares ONNX IR version 10 but uses nothing newer than IR 9. The embedder
-# hands onnxruntime the same bytes with IR 9 declared (the model's first field, a varint), so the
-# onnxruntime in the Lambda layer loads it too: Lambda's Python 3.11 runtime has glibc 2.26, and
-# onnxruntime 1.16 is the last release with wheels for it, reading IR 9 at most. The vectors are
-# the same either way (tests/unit/test_onnx_model_bytes.py).
-_IR_10 = b"\x08\x0a"
-_IR_9 = b"\x08\x09"
 # Recent texts' vectors (12 MB at 384 floats each): an import or a benchmark's haystacks repeat
 # the same turns and sentences, and a text's vector never changes for a given model.
 CACHE_TEXTS = 8192
-
-
-def loadable_model(raw: bytes) -> bytes:
-    """The model's bytes with IR version 9 declared where it says 10; anything else unchanged."""
-    return _IR_9 + raw[len(_IR_10) :] if raw.startswith(_IR_10) else raw
 
 
 class MiniLMOnnxEmbedder:
@@ -70,9 +58,7 @@ class MiniLMOnnxEmbedder:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            loadable_model(raw), sess_options=opts, providers=["CPUExecutionProvider"]
-        )
+        self.session = ort.InferenceSession(raw, sess_options=opts, providers=["CPUExecutionProvider"])
         self._lock = threading.Lock()  # the cache is shared
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_texts = cache_texts

@@ -5,15 +5,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Generic, TypeVar
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 MAX_TTL_SECONDS = 300.0
 
 
-class TtlCache(Generic[K, V]):
+class TtlCache[K, V]:
     def __init__(self, ttl_seconds: float, max_entries: int = 10_000) -> None:
         if not 0 <= ttl_seconds <= MAX_TTL_SECONDS:
             raise ValueError(f"system-of-record cache ttl must be within 0..{MAX_TTL_SECONDS:.0f} s")

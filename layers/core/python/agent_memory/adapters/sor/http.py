@@ -31,7 +31,7 @@ import urllib.request
 from concurrent.futures import CancelledError, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -45,7 +45,6 @@ MAX_BODY_BYTES = 65_536
 _NOT_FOUND = object()
 _CHUNK = 8192
 Scalar = str | int | float | bool | None
-M = TypeVar("M", bound=BaseModel)
 
 
 class _Outage(SystemOfRecordUnavailable):
@@ -149,9 +148,6 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(_WatchedHTTPS, req, context=self._context)  # type: ignore[attr-defined]
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects, _WatchedHTTPHandler, _WatchedHTTPSHandler)
-
-
 class HttpSystemOfRecord:
     name = "http"
 
@@ -176,6 +172,9 @@ class HttpSystemOfRecord:
         # connection), or for as long as a stuck name lookup lasts; the pool bounds how many, and
         # a queued call the caller gave up on is cancelled before it starts.
         self._calls = ThreadPoolExecutor(max_workers=max_concurrent, thread_name_prefix="sor-http")
+        # Since Python 3.13 the HTTPS handler builds its TLS context, trusted certificates
+        # included, when it is made: this adapter's are those of its own creation.
+        self._opener = urllib.request.build_opener(_NoRedirects, _WatchedHTTPHandler, _WatchedHTTPSHandler)
 
     def _get(self, path: str) -> Any:
         """The parsed answer, or _NOT_FOUND for a 404, within the timeout in all or not at all."""
@@ -220,7 +219,7 @@ class HttpSystemOfRecord:
         # the watch frees this worker at twice the timeout: after its caller (one timeout) gave up
         _REQUEST.deadline, _REQUEST.watches = time.monotonic() + 2 * self.timeout_s, []
         try:
-            with _OPENER.open(req, timeout=self.timeout_s) as resp:
+            with self._opener.open(req, timeout=self.timeout_s) as resp:
                 if resp.status != 200:  # a 3xx the opener did not follow
                     raise SystemOfRecordUnavailable(f"HTTP {resp.status}")
                 body = bytearray()
@@ -302,7 +301,7 @@ def _segment(value: str) -> str:
     return urllib.parse.quote(value, safe="")
 
 
-def _parse(model: type[M], body: Any) -> M:
+def _parse[M: BaseModel](model: type[M], body: Any) -> M:
     try:
         return model.model_validate(body)
     except ValidationError as exc:
