@@ -22,6 +22,7 @@ from agent_memory.ports.embedder import Embedder
 from agent_memory.ports.extractor import Extractor
 from agent_memory.ports.messaging import ObjectStore, Queue
 from agent_memory.ports.system_of_record import SystemOfRecord
+from agent_memory.request_scope import set_request_gate
 from agent_memory.services.access_log import AccessLogSealer
 from agent_memory.services.commitments import CommitmentService
 from agent_memory.services.deletion_replay import DeletionReplay, ReplayReport
@@ -439,6 +440,15 @@ def get_container() -> Container:
             if _container is None:
                 _container = build_container()
     return _container
+
+
+def _admit_request(tenant_id: str) -> None:
+    """The serving container's requests-per-second quota (none before a container serves)."""
+    if _container is not None:
+        _container.quotas.admit_request(tenant_id)
+
+
+set_request_gate(_admit_request)
 
 
 def set_container(container: Container | None) -> None:

@@ -16,7 +16,7 @@ Work outside a request waits with the longer limits of background work.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -69,3 +69,19 @@ def acting_as(principal: Principal | None) -> Iterator[None]:
         yield
     finally:
         _CALLER.reset(token)
+
+
+# The tenant's requests per second (services/quotas.py), checked once per request that names a
+# caller (`api.http.current_principal`): installed by the composition root when it builds the
+# services; without one (a bare resolver in a test), nothing is counted.
+_request_gate: Callable[[str], None] | None = None
+
+
+def set_request_gate(gate: Callable[[str], None] | None) -> None:
+    global _request_gate
+    _request_gate = gate
+
+
+def admit_request(tenant_id: str) -> None:
+    if _request_gate is not None:
+        _request_gate(tenant_id)

@@ -35,7 +35,7 @@ from agent_memory.domain.ids import ID_RULE, valid_id
 from agent_memory.domain.records import Principal
 from agent_memory.domain.sanitize import unstorable_value
 from agent_memory.observability import logger, metrics
-from agent_memory.request_scope import begin_request, current_caller, set_caller
+from agent_memory.request_scope import admit_request, begin_request, current_caller, set_caller
 
 MAX_BODY_BYTES = 262_144
 # A handled 500 is a normal Lambda return: the platform's Errors metric never counts it, so the
@@ -382,16 +382,8 @@ def current_principal(app: APIGatewayRestResolver) -> Principal:
         raise Unauthenticated("missing or invalid bearer token")
     principal = principal_from_authorizer(authorizer)
     set_caller(principal)
-    _admit_request(principal.tenant_id)
+    admit_request(principal.tenant_id)
     return principal
-
-
-def _admit_request(tenant_id: str) -> None:
-    """The tenant's requests per second (services/quotas.py), once per request that names a caller."""
-    # Imported here: the composition root imports services that import this module's callers.
-    from agent_memory.bootstrap import get_container
-
-    get_container().quotas.admit_request(tenant_id)
 
 
 # The routes whose 5xx is a failed retrieval (`retrieval_failed` in the audit chain).
