@@ -10,22 +10,18 @@ fixtures carries one of those markers, so an unmarked one cannot slip into the f
 from __future__ import annotations
 
 import ast
-import itertools
 import json
 import os
 import tempfile
-import urllib.error
-import urllib.request
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from hypothesis import settings as hypothesis_settings
+
+from harness import ApiClient, create_database
 
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -45,7 +41,6 @@ hypothesis_settings.register_profile(
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO = Path(__file__).resolve().parents[1]
-_db_counter = itertools.count()
 
 # The markers of tests that need more than the Python process: a database, moto, a server, a synth.
 HEAVY_MARKERS = ("integration", "infra", "e2e", "process", "bench")
@@ -174,13 +169,6 @@ def embedder() -> Any:
     return MiniLMOnnxEmbedder()
 
 
-def create_database(pg_server: Any) -> str:
-    name = f"t{next(_db_counter)}_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return pg_server.get_uri(name)
-
-
 @pytest.fixture(scope="module")
 def database_url(pg_server: Any) -> str:
     return create_database(pg_server)
@@ -235,71 +223,6 @@ def serve_container(
 def container(serve_container: Callable[..., AbstractContextManager[Any]]) -> Iterator[Any]:
     with serve_container() as c:
         yield c
-
-
-@dataclass
-class HttpReply:
-    status: int
-    body: Any
-    headers: dict[str, str]
-
-
-class ApiClient:
-    """A tiny HTTP client for the local front, with tokens signed by its secret."""
-
-    def __init__(self, base: str, secret: str) -> None:
-        self.base = base
-        self.secret = secret
-
-    def token(
-        self,
-        tenant: str,
-        sub: str,
-        roles: list[str],
-        clearance: str = "internal",
-        subjects: list[str] | None = None,
-    ) -> str:
-        from agent_memory.api.identity import issue_token
-
-        return issue_token(
-            self.secret, tenant_id=tenant, sub=sub, roles=roles, clearance=clearance, subjects=subjects
-        )
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: Any = None,
-        *,
-        token: str | None = None,
-        raw: bytes | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> HttpReply:
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        hdrs = {"Content-Type": "application/json", **(headers or {})}
-        if token:
-            hdrs["Authorization"] = f"Bearer {token}"
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers=hdrs)
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                payload = resp.read()
-                status, resp_headers = resp.status, dict(resp.headers)
-        except urllib.error.HTTPError as err:
-            payload, status, resp_headers = err.read(), err.code, dict(err.headers)
-        try:
-            parsed = json.loads(payload) if payload else None
-        except ValueError:
-            parsed = payload.decode()
-        return HttpReply(status, parsed, resp_headers)
-
-    def get(self, path: str, **kw: Any) -> HttpReply:
-        return self.request("GET", path, **kw)
-
-    def post(self, path: str, body: Any = None, **kw: Any) -> HttpReply:
-        return self.request("POST", path, body, **kw)
-
-    def put(self, path: str, body: Any = None, **kw: Any) -> HttpReply:
-        return self.request("PUT", path, body, **kw)
 
 
 @pytest.fixture(scope="module")

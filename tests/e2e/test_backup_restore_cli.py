@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent_memory.api.identity import local_secret
-from conftest import ApiClient
+from harness import ApiClient
 from serve_process import MEMORY, memory_serve
 
 pytestmark = pytest.mark.e2e

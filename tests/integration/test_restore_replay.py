@@ -21,7 +21,7 @@ from agent_memory.local.backup import backup, restore
 from agent_memory.services.erasure import ErasureRequest, LocalErasureRunner
 from agent_memory.services.forget import ForgetRequest
 from agent_memory.services.retrieval import RetrieveRequest
-from conftest import create_database
+from harness import create_database
 
 pytestmark = pytest.mark.integration
 TENANT = "drill"
