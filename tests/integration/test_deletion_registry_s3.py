@@ -3,12 +3,12 @@ only where no entry is, read back as an unbroken chain."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from agent_memory.adapters.deletion_registry import S3DeletionRegistry
 from agent_memory.domain.deletion_registry import chain_problem
@@ -19,18 +19,23 @@ KEY = b"r" * 32
 
 
 @pytest.fixture
-def s3() -> Iterator[Any]:
-    with mock_aws():
-        client = boto3.client("s3", region_name="us-east-1")
-        client.create_bucket(Bucket=BUCKET, ObjectLockEnabledForBucket=True)
-        client.put_object_lock_configuration(
-            Bucket=BUCKET,
-            ObjectLockConfiguration={
-                "ObjectLockEnabled": "Enabled",
-                "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}},
-            },
-        )
-        yield client
+def s3(local_aws: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A locked bucket of its own on the suite's moto server (a `mock_aws` of its own would reset
+    the backends that server shares, and with them the other tests' queue and bucket). Clients
+    built without an endpoint (the composition root's) reach the same server."""
+    global BUCKET
+    BUCKET = f"deletion-registry-{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", local_aws.endpoint_url)
+    client = boto3.client("s3", region_name="us-east-1", endpoint_url=local_aws.endpoint_url)
+    client.create_bucket(Bucket=BUCKET, ObjectLockEnabledForBucket=True)
+    client.put_object_lock_configuration(
+        Bucket=BUCKET,
+        ObjectLockConfiguration={
+            "ObjectLockEnabled": "Enabled",
+            "Rule": {"DefaultRetention": {"Mode": "GOVERNANCE", "Days": 1}},
+        },
+    )
+    yield client
 
 
 def test_entries_append_in_order_and_read_back_as_one_chain(s3: Any) -> None:
@@ -99,7 +104,7 @@ def test_the_functions_registry_is_the_bucket_keyed_by_the_secret(s3: Any) -> No
     from agent_memory.domain.deletion_registry import subject_digest
 
     arn = boto3.client("secretsmanager", region_name="us-east-1").create_secret(
-        Name="deletion-registry-key", SecretString="k" * 64
+        Name=f"deletion-registry-key-{uuid.uuid4().hex[:8]}", SecretString="k" * 64
     )["ARN"]
     settings = Settings(
         environment="aws", deletion_registry_bucket=BUCKET, deletion_registry_key_secret_arn=arn

@@ -187,6 +187,8 @@ export interface MemoryRecord extends Open {
   effective_at: DateTime;
   content_hash: string;
   verified: boolean;
+  /** The context section retrieval would put it in. */
+  section?: "verified_facts" | "relevant" | "supporting" | "unverified";
   scope?: string;
   ticket_id?: string | null;
   session_id?: string | null;

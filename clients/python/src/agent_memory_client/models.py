@@ -207,6 +207,8 @@ class MemoryRecord(ResponseModel):
     effective_at: datetime
     content_hash: str
     verified: bool
+    # the context section retrieval would put it in: verified_facts, relevant, supporting, unverified
+    section: str | None = None
     scope: str = "subject"
     ticket_id: str | None = None
     session_id: str | None = None
