@@ -149,6 +149,7 @@ class Monitoring(Construct):
                 "for 15 minutes.",
             )
         self._stage_alarms(config, five_minutes)
+        self.dashboard = self._dashboard(config, erasure_state_machine, dead_letter_queue)
         for name, function in functions.items():
             self._alarm(
                 f"Errors{''.join(part.capitalize() for part in name.split('_'))}",
@@ -156,6 +157,128 @@ class Monitoring(Construct):
                 threshold=1,
                 description=f"The {name} function raised errors.",
             )
+
+    def _dashboard(
+        self,
+        config: DeploymentConfig,
+        erasure_state_machine: sfn.IStateMachine,
+        dead_letter_queue: sqs.IQueue,
+    ) -> cw.Dashboard:
+        """The operating figures the product requirements name, on one page: retrieval latency per
+        stage against its budget, stale rate, rejections, denials, lifecycle and deletion, and per
+        tenant (from the nightly run, `services/stats.TENANT_GAUGES`) storage and cost drivers."""
+        hour = Duration.hours(1)
+        day = Duration.days(1)
+        budgeted = list(profile(config.latency_budget_preset).latency_budget_ms)
+        stages = [*budgeted, "embed", "rank", "freshness", "render", "audit"]
+        stage_metrics = [
+            cw.Metric(
+                namespace=METRICS_NAMESPACE,
+                metric_name=f"{RETRIEVAL_STAGE_METRIC_PREFIX}{stage}",
+                dimensions_map={"service": SERVICE_NAME},
+                period=Duration.minutes(5),
+                statistic="p95",
+                label=f"{stage} p95",
+            )
+            for stage in dict.fromkeys(stages)
+        ]
+
+        def per_tenant(name: str, statistic: str = "Maximum") -> cw.MathExpression:
+            return cw.MathExpression(
+                expression=f"SEARCH('{{{METRICS_NAMESPACE},service,tenant_id}} MetricName=\"{name}\"', "
+                f"'{statistic}', 86400)",
+                label=name,
+                period=day,
+                using_metrics={},
+            )
+
+        refused = [
+            "forbidden",
+            "unauthenticated",
+            "unauthorized_memory_mutation",
+            "not_found",
+            "rate_limited",
+        ]
+        dashboard = cw.Dashboard(self, "Operations", dashboard_name=f"agent-memory-{config.environment_name}")
+        dashboard.add_widgets(
+            cw.GraphWidget(title="Retrieval latency per stage (p95, ms)", left=stage_metrics, width=12),
+            cw.GraphWidget(
+                title="Stale rate: memories overridden by live values / returned",
+                left=[
+                    _service_metric("RetrievalExcluded_stale_vs_live", hour),
+                    _service_metric("RetrievalReturned", hour),
+                ],
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            cw.GraphWidget(
+                title="Admission decisions",
+                left=[
+                    _service_metric(f"decision_{d}", hour)
+                    for d in (
+                        "admitted",
+                        "pending_approval",
+                        "quarantined",
+                        "rejected",
+                        "contested",
+                        "duplicate",
+                    )
+                ],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Refused requests (denials and quotas)",
+                left=[_service_metric(f"RequestRefused_{code}", hour) for code in refused],
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            cw.GraphWidget(
+                title="Lifecycle and deletion",
+                left=[
+                    _service_metric("Purge_expired", day),
+                    _service_metric("Purge_deleted", day),
+                    _service_metric(ERASURE_DEADLINE_METRIC, day),
+                    erasure_state_machine.metric_failed(period=day, statistic="Sum"),
+                    dead_letter_queue.metric_approximate_number_of_messages_visible(
+                        period=hour, statistic="Maximum"
+                    ),
+                ],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Per tenant: lifecycle lag and deletion time (s)",
+                left=[per_tenant("LifecycleLagSeconds"), per_tenant("DeletionMedianSeconds")],
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            cw.GraphWidget(
+                title="Per tenant: storage",
+                left=[per_tenant("LiveMemories")],
+                right=[per_tenant("LiveBytes")],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Per tenant: cost drivers (last day)",
+                left=[per_tenant("Retrievals"), per_tenant("Writes"), per_tenant("SessionsExtracted")],
+                width=12,
+            ),
+        )
+        dashboard.add_widgets(
+            cw.GraphWidget(
+                title="Per tenant: stale rate, rejection rate",
+                left=[per_tenant("StaleRate"), per_tenant("RejectionRate")],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Per tenant: contested records, denials, overdue erasures",
+                left=[per_tenant("ContestedRecords"), per_tenant("Denials"), per_tenant("ErasuresOverdue")],
+                width=12,
+            ),
+        )
+        return dashboard
 
     def _stage_alarms(self, config: DeploymentConfig, period: Duration) -> None:
         """p95 of each retrieval stage the handler emits (RetrievalStage_<stage>) over its budget in

@@ -98,3 +98,30 @@ def test_operating_stats_count_a_tenants_traffic_and_nothing_else(api, container
     text = json.dumps(stats) + format_table([stats], since)
     assert "Frankfurt" not in text and "S-1" not in text and "Dana" not in text
     assert "stale rate" in format_table([stats], since)
+
+
+def test_the_nightly_run_publishes_each_tenants_figures_as_metrics(container, capsys, monkeypatch, api):
+    # Given metrics switched on and a tenant with a memory
+    from agent_memory.functions_spec import by_name, load_handler_module
+    from agent_memory.local.lambda_context import LocalLambdaContext
+
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    sync = api.token("stats-gauges", "crm-sync", ["integration"])
+    assert (
+        api.post("/v1/memories", fact("G-1", "account.region", "Hosted in Dublin."), token=sync).status == 201
+    )
+    capsys.readouterr()
+    # When the nightly run's handler runs
+    handler = load_handler_module(by_name("purge")).lambda_handler
+    handler({"detail": {}}, LocalLambdaContext(function_name="purge"))
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    # Then each tenant's figures are one metric document with the tenant as a dimension
+    ours = [d for d in lines if d.get("tenant_id") == "stats-gauges"]
+    assert len(ours) == 1, lines
+    doc = ours[0]
+    assert [sorted(d) for d in doc["_aws"]["CloudWatchMetrics"][0]["Dimensions"]] == [
+        ["service", "tenant_id"]
+    ]
+    value = {k: (v[0] if isinstance(v, list) else v) for k, v in doc.items() if k != "_aws"}
+    assert value["LiveMemories"] == 1.0 and value["LiveBytes"] == float(len("Hosted in Dublin."))
+    assert "Dublin" not in json.dumps(lines) and "G-1" not in json.dumps(lines)

@@ -198,3 +198,37 @@ def test_alarm_on_each_retrieval_stage_over_the_seeds_budget(synthesized: Any) -
         assert alarm["Threshold"] == budget and alarm["ExtendedStatistic"] == "p95"
         assert alarm["Namespace"] == "AgentMemory"
         assert alarm["Dimensions"] == [{"Name": "service", "Value": "agent-memory"}]
+
+
+def _strings(node: Any) -> str:
+    """The literal text of a CloudFormation value (Fn::Join parts and plain strings)."""
+    if isinstance(node, str):
+        return node
+    if isinstance(node, list):
+        return "".join(_strings(n) for n in node)
+    if isinstance(node, dict):
+        return "".join(_strings(v) for v in node.values())
+    return ""
+
+
+def test_a_dashboard_shows_the_operating_figures_per_stage_and_per_tenant(synthesized: Any) -> None:
+    from agent_memory.services.stats import TENANT_GAUGES
+
+    # Given the stack's one dashboard
+    (dashboard,) = synthesized.resources("AWS::CloudWatch::Dashboard").values()
+    body = _strings(dashboard["Properties"]["DashboardBody"])
+    # Then it graphs each retrieval stage, the stale rate, decisions and refusals the service emits
+    for metric in (
+        "RetrievalStage_db",
+        "RetrievalStage_total",
+        "RetrievalExcluded_stale_vs_live",
+        "decision_rejected",
+        "RequestRefused_forbidden",
+        "RequestRefused_rate_limited",
+        "Purge_expired",
+    ):
+        assert metric in body, metric
+    # And every figure the nightly run publishes per tenant, by a search over the tenant dimension
+    for name, _, _ in TENANT_GAUGES:
+        assert f'MetricName=\\"{name}\\"' in body or f'MetricName="{name}"' in body, name
+    assert "tenant_id" in body

@@ -135,3 +135,17 @@ def _tracer() -> Tracer:
 logger = RequestScopedLogger(service=SERVICE, stream=sys.stderr)
 metrics = Metrics(namespace=os.environ["POWERTOOLS_METRICS_NAMESPACE"], service=SERVICE)
 tracer = _tracer()
+
+
+def emit_tenant_gauges(tenant_id: str, values: Sequence[tuple[str, str, float]]) -> None:
+    """One tenant's operating figures as metrics of their own (dimensions `service` and `tenant_id`),
+    flushed at once: kept apart from the handler's metrics, which carry no tenant."""
+    from aws_lambda_powertools.metrics import EphemeralMetrics
+
+    if not values:
+        return
+    tenant_metrics = EphemeralMetrics(namespace=os.environ["POWERTOOLS_METRICS_NAMESPACE"], service=SERVICE)
+    tenant_metrics.add_dimension(name="tenant_id", value=tenant_id)
+    for name, unit, value in values:
+        tenant_metrics.add_metric(name=name, unit=unit, value=value)
+    tenant_metrics.flush_metrics()

@@ -144,3 +144,33 @@ def _show(value: float | None) -> str:
 def _stage(s: dict[str, Any], stage: str) -> str:
     got = s["retrieval_latency_ms"].get(stage)
     return f"{got['p50']} / {got['p95']}" if got else "-"
+
+
+# The figures the nightly run publishes per tenant as metrics (dimension `tenant_id`; the stack's
+# dashboard graphs them): name, unit and where the value is in `summarize`'s answer.
+TENANT_GAUGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("LiveMemories", "Count", ("storage", "live_memories")),
+    ("LiveBytes", "Bytes", ("storage", "live_bytes")),
+    ("StaleRate", "None", ("stale_rate",)),
+    ("ContestedRecords", "Count", ("contested",)),
+    ("RejectionRate", "None", ("rejection_rate",)),
+    ("LifecycleLagSeconds", "Seconds", ("lifecycle_lag_seconds",)),
+    ("DeletionMedianSeconds", "Seconds", ("deletion", "median_seconds")),
+    ("ErasuresOverdue", "Count", ("deletion", "overdue")),
+    ("Denials", "Count", ("denials",)),
+    ("Retrievals", "Count", ("cost_drivers", "retrievals")),
+    ("Writes", "Count", ("cost_drivers", "writes")),
+    ("SessionsExtracted", "Count", ("cost_drivers", "sessions_extracted")),
+)
+
+
+def gauges(stats: dict[str, Any]) -> list[tuple[str, str, float]]:
+    """(metric name, unit, value) of each figure a tenant has (a rate with nothing to divide is left out)."""
+    out = []
+    for name, unit, path in TENANT_GAUGES:
+        value: Any = stats
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None:
+            out.append((name, unit, float(value)))
+    return out
