@@ -1,6 +1,6 @@
 /**
  * Typed errors: one class per HTTP status the service answers with, each carrying the error
- * body's `code`, `message`, `field`, `reason` and `request_id` (`{"error": {...}}`), and the
+ * body's `code`, `message`, `field`, `reason`, `limit` and `request_id` (`{"error": {...}}`), and the
  * `Retry-After` the service asked for on a 429 or 503. Mirrors the Python client's classes.
  */
 
@@ -46,6 +46,12 @@ export class MemoryApiError extends MemoryClientError {
   readonly retryAfter: number | null;
   /** The parsed error body, as the service sent it. */
   readonly body: unknown;
+
+  /** A 429's limit: the value of the policy key `field` names (requests per second, memories...). */
+  get limit(): number | null {
+    const error = (this.body as { error?: { limit?: unknown } } | null)?.error;
+    return typeof error?.limit === "number" ? error.limit : null;
+  }
 
   constructor(details: ApiErrorDetails) {
     const code = details.code || (new.target as typeof MemoryApiError).defaultCode;

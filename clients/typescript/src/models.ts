@@ -296,6 +296,10 @@ export interface RetrieveResult extends Open {
   excluded: Record<string, number>;
   /** The similarity a memory needs to count as relevant to this query. */
   relevance_floor?: number | null;
+  /** The similarity a memory sharing a word with the query needs to count as relevant. */
+  keyword_bar?: number | null;
+  /** The memories counted as `below_threshold`, by why (`below_similarity_floor`, ...). */
+  relevance_excluded?: Record<string, number> | null;
   tokens: number;
   max_tokens: number;
   working?: WorkingItem[] | null;
@@ -385,6 +389,8 @@ export interface ReviewItem extends Open {
   evidence_required?: boolean;
   /** The account's active terms of the same commercial family in other slots. */
   family_active?: MemoryRecord[] | null;
+  /** The subject's other items waiting for review that say nearly the same, newest first. */
+  similar_pending?: string[] | null;
 }
 
 export interface ReviewPage extends Open {
