@@ -54,12 +54,23 @@ def hand_list(text: str) -> tuple[int, list[str]] | None:
     return None
 
 
+# What a build leaves beside the sources (the TypeScript client's compiled output and packages):
+# not product files anyone writes, and not in the repository.
+BUILD_OUTPUT = frozenset({"node_modules", "dist", "build-test", "__pycache__"})
+
+
 def product_files() -> list[Path]:
     out: list[Path] = []
     for entry in PRODUCT:
         path = ROOT / entry
         candidates = sorted(path.rglob("*")) if path.is_dir() else [path]
-        out += [p for p in candidates if p.suffix in SUFFIXES and p.is_file()]
+        out += [
+            p
+            for p in candidates
+            if p.suffix in SUFFIXES
+            and p.is_file()
+            and not BUILD_OUTPUT.intersection(p.relative_to(ROOT).parts)
+        ]
     return out
 
 
