@@ -329,7 +329,10 @@ def _map_errors(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(RecursionError)
     def _too_deep(exc: RecursionError) -> Response:
-        # JSON nested thousands deep: the parser gives up before validation can say anything.
+        # JSON nested thousands deep: the parser gives up before validation can say anything. A
+        # recursion anywhere else is the service's own fault, and answers as one (500, logged).
+        if _nesting_depth(_raw_body(app.current_event)) < _DEEP_BODY:
+            return _unexpected(exc)
         _count_refusal("invalid_request")
         return error_response(
             422, "invalid_request", "body: JSON nested too deeply", _request_id(app), "body"
@@ -371,6 +374,41 @@ def _unstorable_in(event: Any) -> tuple[str, str] | None:
         if found is not None:
             return found
     return None
+
+
+# A body nested at least this deep is the caller's (the request models nest a few levels at most).
+_DEEP_BODY = 200
+
+
+def _raw_body(event: Any) -> str:
+    """The request's body as text (decoded when API Gateway sent it base64), or empty."""
+    try:
+        body = getattr(event, "decoded_body", None)
+    except Exception:  # a body that is not valid base64 or UTF-8: nothing nested to find
+        return ""
+    return body if isinstance(body, str) else ""
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text, strings skipped (no parse: it is what failed)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def current_principal(app: APIGatewayRestResolver) -> Principal:
