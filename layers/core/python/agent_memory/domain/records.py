@@ -125,14 +125,17 @@ class MemoryRecord(BaseModel):
     def verified(self) -> bool:
         return self.authority in VERIFIED_AUTHORITIES
 
+    def context_section(self) -> str:
+        """The section of a retrieval's context it is shown in when served (the type table's rule)."""
+        low_trust = self.authority.rank <= Authority.CUSTOMER_CLAIM.rank
+        return context_section(self.type, verified=self.verified, low_trust=low_trust)
+
     def public_view(self, hidden: Collection[str] = ()) -> dict[str, Any]:
         """The JSON shape clients see (no embedding vector). A version in `hidden` (above the
         caller's clearance) is not named as the one this supersedes or is superseded by."""
         out = self.model_dump(mode="json")
         out["verified"] = self.verified
-        out["section"] = context_section(
-            self.type, verified=self.verified, low_trust=self.authority.rank <= Authority.CUSTOMER_CLAIM.rank
-        )
+        out["section"] = self.context_section()
         for link in ("supersedes_id", "superseded_by_id"):
             if out.get(link) in hidden:
                 out[link] = None

@@ -54,7 +54,7 @@ def digest_expiring_episodes(
             logger.warning("digest not written", extra={"error": type(exc).__name__})
             continue
         if result.memory is not None:
-            written += result.decision.value != "duplicate" or result.replayed
+            written += 1
             covered += [e["id"] for e in episodes]
     return written, covered
 
@@ -71,13 +71,9 @@ def _digest_write(
     )
     if content is None:
         return None
-    ranks = [Authority(e["authority"]).rank for e in episodes]
-    authority = min(
-        (Authority(e["authority"]) for e in episodes if Authority(e["authority"]).rank == min(ranks)),
-        key=lambda a: a.rank,
-    )
-    if authority.rank > Authority.CUSTOMER_CLAIM.rank:  # a summary is never more than a claim
-        authority = Authority.CUSTOMER_CLAIM
+    # the least authoritative source's kind, and a summary is never more than a customer's claim
+    authority = min((Authority(e["authority"]) for e in episodes), key=lambda a: a.rank)
+    authority = min(authority, Authority.CUSTOMER_CLAIM, key=lambda a: a.rank)
     lineage = sorted({k for e in episodes for k in (e["lineage_keys"] or [])} | {e["id"] for e in episodes})
     newest = max(episodes, key=lambda e: (e["effective_at"], e["id"]))
     return MemoryWrite(

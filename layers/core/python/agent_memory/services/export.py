@@ -19,9 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
-from agent_memory.domain.enums import VERIFIED_AUTHORITIES, Authority, EventType, Role, Status
+from agent_memory.domain.enums import VERIFIED_AUTHORITIES, EventType, Role, Status
 from agent_memory.domain.errors import InvalidRequest
-from agent_memory.domain.memory_types import context_section
 from agent_memory.domain.records import MemoryRecord, Principal, utcnow
 from agent_memory.ports.rows import SubjectSessionRow
 from agent_memory.ports.store import MemoryStore, NewEvent, TenantSession
@@ -113,8 +112,7 @@ class ExportedMemory(MemoryRecord):
     @property
     def section(self) -> str:
         """The context section it is shown in when served, as every memory view says."""
-        low_trust = self.authority.rank <= Authority.CUSTOMER_CLAIM.rank
-        return context_section(self.type, verified=self.verified, low_trust=low_trust)
+        return self.context_section()
 
 
 class WorkingView(BaseModel):

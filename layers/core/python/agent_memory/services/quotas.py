@@ -118,11 +118,6 @@ class Quotas:
             refusals[None] = tenant_refusal
         return refusals
 
-    def check_storage(self, tenant_id: str, policy: PolicyProfile, additions: Mapping[str, Addition]) -> None:
-        refusals = self.storage_refusals(tenant_id, policy, additions)
-        if refusals:
-            raise refusals.get(None) or next(iter(refusals.values()))
-
     def _tenant_refusal(
         self, tenant_id: str, policy: PolicyProfile, additions: Mapping[str, Addition]
     ) -> RateLimited | None:
