@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from agent_memory.domain.errors import RateLimited
 from agent_memory.domain.policy import PolicyProfile
-from agent_memory.ports.store import MemoryStore
+from agent_memory.ports.store import MemoryStore, TenantSession
 from agent_memory.services.policies import PolicyRegistry
 
 USAGE_SECONDS = 5.0
@@ -93,17 +93,25 @@ class Quotas:
             )
 
     def storage_refusals(
-        self, tenant_id: str, policy: PolicyProfile, additions: Mapping[str, Addition]
+        self,
+        tenant_id: str,
+        policy: PolicyProfile,
+        additions: Mapping[str, Addition],
+        session: TenantSession | None = None,
     ) -> dict[str | None, RateLimited]:
         """The refusal per subject whose live memories would exceed the policy's quota, and under
-        None the tenant's own refusal (memories or bytes) that applies to every subject."""
+        None the tenant's own refusal (memories or bytes) that applies to every subject. Counted in
+        `session` when given (the write's own transaction), else in a transaction of its own."""
         refusals: dict[str | None, RateLimited] = {}
         if not additions:
             return refusals
         per_subject = policy.quota_memories_per_subject
         if per_subject is not None:
-            with self.store.tenant(tenant_id) as session:
+            if session is not None:
                 live = session.live_memory_counts(sorted(additions))
+            else:
+                with self.store.tenant(tenant_id) as own:
+                    live = own.live_memory_counts(sorted(additions))
             for subject, add in additions.items():
                 if live.get(subject, 0) + add.memories > per_subject:
                     refusals[subject] = _storage_refusal(

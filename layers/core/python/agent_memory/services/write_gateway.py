@@ -72,13 +72,6 @@ class WriteGateway:
         policy = self.policies.for_tenant(principal.tenant_id)
         clean, candidate = prepare(request, policy, now)
         fingerprint = request_fingerprint(clean.model_dump(mode="json"))
-        refusal = self.storage_refusals(principal, policy, [clean]).get(clean.subject_id)
-        if refusal is not None:
-            # Over quota, a retry of a write that was already admitted still gets its first answer.
-            replay = self._replay(principal, clean.idempotency_key, fingerprint)
-            if replay is None:
-                raise refusal
-            return replay
         pending = False
         if wants_vector(candidate) and embedding is None:
             embedding, sentence_embeddings = self._embed(clean.content)
@@ -95,7 +88,9 @@ class WriteGateway:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 with self.store.tenant(principal.tenant_id) as session:
-                    result = self._admit(session, principal, ready, policy.near_duplicate_similarity)
+                    result = self._admit(
+                        session, principal, ready, policy.near_duplicate_similarity, quota_policy=policy
+                    )
                 self.charge(principal, [clean], [result])
                 return result
             except RetryableConflict:
@@ -131,12 +126,6 @@ class WriteGateway:
             and r.decision not in (Decision.DUPLICATE, Decision.REJECTED)
         ]
         self.quotas.charged(principal.tenant_id, additions(stored))
-
-    def _replay(self, principal: Principal, key: str | None, fingerprint: str) -> WriteResult | None:
-        if not key:
-            return None
-        with self.store.tenant(principal.tenant_id) as session:
-            return _replayed(session, principal, key, fingerprint)
 
     def write_batch(
         self,
@@ -183,15 +172,29 @@ class WriteGateway:
         return vectors[0], vectors[1:]
 
     def _admit(
-        self, session: TenantSession, principal: Principal, ready: ReadyWrite, near_similarity: float
+        self,
+        session: TenantSession,
+        principal: Principal,
+        ready: ReadyWrite,
+        near_similarity: float,
+        *,
+        quota_policy: PolicyProfile | None = None,
     ) -> WriteResult:
         """Steps 4-6 and persistence, in the caller's transaction: read what the store knows,
-        decide (`domain.decision`), then write what was decided and reply."""
+        decide (`domain.decision`), then write what was decided and reply. With `quota_policy`,
+        a write past a storage quota is refused (429) in the same transaction, after a retry of a
+        write already admitted has had its first answer."""
         key = ready.clean.idempotency_key
         if key:
             replay = _replayed(session, principal, key, ready.fingerprint)
             if replay is not None:
                 return replay
+        if quota_policy is not None and self.quotas is not None:
+            refusals = self.quotas.storage_refusals(
+                principal.tenant_id, quota_policy, additions([ready.clean]), session=session
+            )
+            if refusals:
+                raise refusals.get(None) or next(iter(refusals.values()))
         context = _admission_context(session, ready, near_similarity)
         # Timestamp the record after the admission checks: it orders correctly against an erasure
         # or supersession that committed while this write was embedding.
